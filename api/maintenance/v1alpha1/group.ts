@@ -1,0 +1,2 @@
+export const MAINTENANCE_GROUP = 'maintenance.metal.ironcore.dev';
+export const MAINTENANCE_VERSION = 'v1alpha1';

@@ -1,0 +1,2 @@
+export const METAL_GROUP = 'metal.ironcore.dev';
+export const METAL_VERSION = 'v1alpha1';

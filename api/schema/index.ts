@@ -1,0 +1,4 @@
+export * from './types.js';
+export * from './common.js';
+export * from './meta.js';
+export * from './kind.js';

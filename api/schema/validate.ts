@@ -1,0 +1,80 @@
+// Runtime validation from the same TypeBox schema that yields the CRD. The API server also
+// evaluates the CEL rules; here we check structure so the webhook and controllers can reject
+// malformed input with the exact field path before doing any work.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import addFormatsModule from 'ajv-formats';
+import type { KindDefinition, ObjectOf } from './kind.js';
+
+// ajv-formats is CommonJS with a default export; under NodeNext it arrives as a namespace.
+const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
+
+const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false, allowUnionTypes: true });
+addFormats(ajv, ['date-time', 'byte', 'uri']);
+ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
+ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
+for (const keyword of [
+  'x-kubernetes-validations',
+  'x-kubernetes-int-or-string',
+  'x-kubernetes-list-type',
+  'x-kubernetes-list-map-keys',
+  'x-kubernetes-map-type',
+  'x-kubernetes-preserve-unknown-fields',
+  'x-kubernetes-embedded-resource',
+]) {
+  ajv.addKeyword({ keyword, schemaType: ['string', 'boolean', 'array', 'object'] });
+}
+
+export interface FieldError {
+  /** JSON-path-like location, e.g. `spec.maxUnavailable`. */
+  field: string;
+  message: string;
+}
+
+export type ValidationResult<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
+
+const compiled = new WeakMap<object, ValidateFunction>();
+
+function validatorFor(def: KindDefinition): ValidateFunction {
+  let fn = compiled.get(def.schema);
+  if (!fn) {
+    fn = ajv.compile(def.schema);
+    compiled.set(def.schema, fn);
+  }
+  return fn;
+}
+
+function toFieldError(e: ErrorObject): FieldError {
+  const base = e.instancePath.replace(/^\//, '').split('/').filter(Boolean).map(decodePointer);
+  let message = e.message ?? 'is invalid';
+  if (e.keyword === 'required') base.push(String((e.params as { missingProperty: string }).missingProperty));
+  if (e.keyword === 'enum') message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  const field = base.reduce((acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg), '');
+  return { field: field || '<root>', message };
+}
+
+function decodePointer(seg: string): string {
+  return seg.replace(/~1/g, '/').replace(/~0/g, '~');
+}
+
+/** Validates an object against its kind's schema; errors name the field and what was expected. */
+export function validateObject<D extends KindDefinition>(def: D, value: unknown): ValidationResult<ObjectOf<D>> {
+  const fn = validatorFor(def);
+  if (fn(value)) return { ok: true, value: value as ObjectOf<D> };
+  const seen = new Set<string>();
+  const errors: FieldError[] = [];
+  for (const e of fn.errors ?? []) {
+    // anyOf branches (int-or-string) report once per branch; keep the first per field.
+    if (e.keyword === 'anyOf') continue;
+    const fe = toFieldError(e);
+    const key = `${fe.field}:${fe.message}`;
+    if (!seen.has(key)) {
+      seen.add(key);
+      errors.push(fe);
+    }
+  }
+  return { ok: false, errors };
+}
+
+export function formatFieldErrors(errors: FieldError[]): string {
+  return errors.map((e) => `${e.field}: ${e.message}`).join('; ');
+}

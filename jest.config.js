@@ -1,0 +1,37 @@
+// Jest runs in ESM mode because @kubernetes/client-node is ESM-only; @swc/jest strips types
+// (type checking is `npm run typecheck`, once, not per test file).
+const transform = {
+  '^.+\\.ts$': [
+    '@swc/jest',
+    { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'es6' } },
+  ],
+};
+const common = {
+  extensionsToTreatAsEsm: ['.ts'],
+  moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
+  transform,
+  testEnvironment: 'node',
+};
+
+/** @type {import('jest').Config} */
+export default {
+  projects: [
+    {
+      ...common,
+      displayName: 'unit',
+      // Pure logic and in-process servers: no control plane.
+      testMatch: ['<rootDir>/**/*.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '/dist/', '\\.int\\.test\\.ts$', '\\.e2e\\.test\\.ts$'],
+    },
+    {
+      ...common,
+      displayName: 'integration',
+      // One real kube-apiserver + etcd for the whole run (e2e/harness).
+      testMatch: ['<rootDir>/**/*.int.test.ts', '<rootDir>/**/*.e2e.test.ts'],
+      testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+      globalSetup: '<rootDir>/e2e/harness/global-setup.ts',
+      globalTeardown: '<rootDir>/e2e/harness/global-teardown.ts',
+      testTimeout: 120000,
+    },
+  ],
+};
