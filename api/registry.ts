@@ -7,6 +7,17 @@ import { ServerMaintenanceKind } from './maintenance/v1alpha1/servermaintenance.
 import { ServerDisruptionBudgetKind } from './maintenance/v1alpha1/serverdisruptionbudget.js';
 import { ServerClaimDisruptionBudgetKind } from './maintenance/v1alpha1/serverclaimdisruptionbudget.js';
 import { ServerBootKind } from './maintenance/v1alpha1/serverboot.js';
+import { BMCKind } from './metal/v1alpha1/bmc.js';
+import { BMCSecretKind } from './metal/v1alpha1/bmcsecret.js';
+import { ServerBootConfigurationKind } from './metal/v1alpha1/serverbootconfiguration.js';
+import { BIOSSettingsKind } from './system/v1alpha1/biossettings.js';
+import { BIOSVersionKind } from './system/v1alpha1/biosversion.js';
+import { BIOSSettingsSetKind } from './system/v1alpha1/biossettingsset.js';
+import { BIOSVersionSetKind } from './system/v1alpha1/biosversionset.js';
+import { BMCSettingsKind } from './baseboard/v1alpha1/bmcsettings.js';
+import { BMCVersionKind } from './baseboard/v1alpha1/bmcversion.js';
+import { BMCSettingsSetKind } from './baseboard/v1alpha1/bmcsettingsset.js';
+import { BMCVersionSetKind } from './baseboard/v1alpha1/bmcversionset.js';
 
 export const ALL_KINDS: readonly KindDefinition[] = [
   ServerKind,
@@ -15,6 +26,17 @@ export const ALL_KINDS: readonly KindDefinition[] = [
   ServerDisruptionBudgetKind,
   ServerClaimDisruptionBudgetKind,
   ServerBootKind,
+  BMCKind,
+  BMCSecretKind,
+  ServerBootConfigurationKind,
+  BIOSSettingsKind,
+  BIOSVersionKind,
+  BIOSSettingsSetKind,
+  BIOSVersionSetKind,
+  BMCSettingsKind,
+  BMCVersionKind,
+  BMCSettingsSetKind,
+  BMCVersionSetKind,
 ] as unknown as readonly KindDefinition[];
 
 /** Looks a kind up by apiVersion and kind, as they appear on an object. */

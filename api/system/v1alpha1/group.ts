@@ -1,0 +1,2 @@
+export const SYSTEM_GROUP = 'system.metal.ironcore.dev';
+export const SYSTEM_VERSION = 'v1alpha1';
