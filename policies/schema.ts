@@ -1,0 +1,230 @@
+// The maintenance policy: one TypeBox source for the document's TypeScript type, its ajv validator
+// and its documentation. The webhook and the controllers read it from a ConfigMap
+// (policies/default-policy.yaml) and hot-reload it; lib/policy parses and holds it.
+//
+// A ConfigMap may carry a partial document: it is merged onto DEFAULT_POLICY (objects merge, lists
+// replace) and the merged result must match this schema, so every field of a loaded Policy is set.
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import { MaintenanceClasses } from '../api/maintenance/v1alpha1/servermaintenance.js';
+
+export const POLICY_API_VERSION = 'policy.maintenance.metal.ironcore.dev/v1alpha1';
+export const POLICY_KIND = 'MaintenancePolicy';
+
+/** Where the policy ConfigMap lives and which data key holds the YAML document. */
+export const POLICY_CONFIGMAP = {
+  namespace: 'metal-maintenance-system',
+  name: 'metal-maintenance-policy',
+  key: 'policy.yaml',
+} as const;
+
+export const DURATION_PATTERN = '^([0-9]+(\\.[0-9]+)?(ms|s|m|h))+$';
+export const CLOCK_PATTERN = '^([01][0-9]|2[0-3]):[0-5][0-9]$';
+export const WEEKDAYS = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+
+/** `examples` is standard JSON Schema; the validator quotes it to say what would be valid. */
+const Duration = (description: string) =>
+  Type.String({ pattern: DURATION_PATTERN, description, examples: ['90s', '15m', '168h', '1h30m'] });
+
+const Enum = <const T extends readonly string[]>(values: T, description: string) =>
+  Type.Unsafe<T[number]>({ type: 'string', enum: [...values], description });
+
+const Closed = <T extends Record<string, TSchema>>(properties: T, description: string) =>
+  Type.Object(properties, { additionalProperties: false, description });
+
+export const ClassPolicy = Closed(
+  {
+    approvalRequired: Type.Boolean({
+      description:
+        'Whether the claim owner must approve when ServerMaintenance.spec.approval.required is unset.',
+    }),
+    deadline: Duration(
+      'Time after the announcement when approval is no longer needed (spec.approval.deadline wins).',
+    ),
+    minNotice: Duration(
+      'Shortest notice a tenant gets: a spec deadline earlier than announcedAt + minNotice is moved to that time.',
+    ),
+    requireWindow: Type.Boolean({
+      description:
+        'Whether this class may only start inside a maintenance window (ignored when no window is defined).',
+    }),
+  },
+  'Defaults for one maintenance class.',
+);
+export type ClassPolicy = Static<typeof ClassPolicy>;
+
+export const AutoApprovalConditions = ['NoConsumer', 'Unanswered'] as const;
+export type AutoApprovalCondition = (typeof AutoApprovalConditions)[number];
+
+export const AutoApprovalRule = Closed(
+  {
+    name: Type.String({
+      minLength: 1,
+      maxLength: 63,
+      description: 'Name shown in the approval source and in events.',
+    }),
+    when: Enum(
+      AutoApprovalConditions,
+      'NoConsumer: the claim has no consumer (no ownerReference and none of consumerLabels). ' +
+        'Unanswered: the owner neither approved nor deferred.',
+    ),
+    after: Duration('How long after the announcement the rule applies.'),
+    classes: Type.Array(Enum(MaintenanceClasses, 'A maintenance class.'), {
+      uniqueItems: true,
+      description: 'Classes the rule applies to.',
+    }),
+    namespaces: Type.Optional(
+      Type.Array(Type.String({ minLength: 1 }), {
+        uniqueItems: true,
+        description: 'Claim namespaces the rule applies to; unset: every namespace.',
+      }),
+    ),
+  },
+  'Approves on the owner’s behalf when the condition holds long enough.',
+);
+export type AutoApprovalRule = Static<typeof AutoApprovalRule>;
+
+export const MaintenanceWindow = Closed(
+  {
+    name: Type.String({ minLength: 1, maxLength: 63 }),
+    days: Type.Array(Enum(WEEKDAYS, 'A weekday.'), {
+      minItems: 1,
+      uniqueItems: true,
+      description: 'Days on which the window opens (in timeZone).',
+    }),
+    start: Type.String({
+      pattern: CLOCK_PATTERN,
+      description: 'Opening wall-clock time, HH:MM.',
+      examples: ['22:00'],
+    }),
+    end: Type.String({
+      pattern: CLOCK_PATTERN,
+      description: 'Closing wall-clock time, HH:MM; at or before start means the next day.',
+      examples: ['04:00'],
+    }),
+    timeZone: Type.String({
+      minLength: 1,
+      description: 'IANA time zone the times are in.',
+      examples: ['UTC', 'Europe/Berlin'],
+    }),
+  },
+  'A weekly window in which window-bound maintenance classes may start.',
+);
+export type MaintenanceWindow = Static<typeof MaintenanceWindow>;
+
+export const LegacyLabelModes = ['translate', 'warn', 'deny'] as const;
+export type LegacyLabelMode = (typeof LegacyLabelModes)[number];
+
+const Usernames = (description: string) =>
+  Type.Array(Type.String({ minLength: 1 }), { minItems: 1, uniqueItems: true, description });
+
+export const PolicySchema = Closed(
+  {
+    apiVersion: Type.Unsafe<typeof POLICY_API_VERSION>({ type: 'string', enum: [POLICY_API_VERSION] }),
+    kind: Type.Unsafe<typeof POLICY_KIND>({ type: 'string', enum: [POLICY_KIND] }),
+    approval: Closed(
+      {
+        defaultMode: Enum(
+          ['Manual', 'Automatic'] as const,
+          'Standing approval mode of claims that set none.',
+        ),
+      },
+      'Approval defaults.',
+    ),
+    classes: Closed(
+      {
+        Planned: ClassPolicy,
+        Urgent: ClassPolicy,
+        Emergency: ClassPolicy,
+      },
+      'Per-class approval, deadline and window defaults.',
+    ),
+    autoApproval: Closed(
+      {
+        consumerLabels: Type.Array(Type.String({ minLength: 1 }), {
+          uniqueItems: true,
+          description: 'Claim labels or annotations that mark a consumer (besides ownerReferences).',
+        }),
+        rules: Type.Array(AutoApprovalRule, { maxItems: 32 }),
+      },
+      'Approval on behalf of claims nobody answers for.',
+    ),
+    windows: Type.Array(MaintenanceWindow, {
+      maxItems: 64,
+      description: 'Maintenance windows; empty: always open.',
+    }),
+    grants: Closed(
+      {
+        ttl: Duration('How long a budget grant lives if its maintenance never reaches InMaintenance.'),
+        ledgerCap: Type.Integer({
+          minimum: 1,
+          maximum: 2000,
+          description:
+            'Ledger entries per budget beyond which no new grant is written (the CRD allows 2000).',
+        }),
+      },
+      'Budget grant ledger.',
+    ),
+    legacyLabels: Closed(
+      {
+        mode: Enum(
+          LegacyLabelModes,
+          'What the maintenance-approved label on a ServerClaim does: translate into a typed approval, warn, or deny.',
+        ),
+      },
+      'Handling of the metal.ironcore.dev/maintenance-* labels.',
+    ),
+    timeouts: Closed(
+      {
+        approval: Duration('A maintenance waiting for approval longer than this fails.'),
+        park: Duration('Powering off and parking a server longer than this fails the maintenance.'),
+        inMaintenance: Duration('Default maximum time in InMaintenance (spec.maxDuration wins).'),
+        bootPhase: Duration('Default timeout of each ServerBoot phase (spec.phaseTimeout wins).'),
+      },
+      'Every phase has a timeout and a visible terminal failure.',
+    ),
+    writers: Closed(
+      {
+        maintenanceStatus: Usernames('Users (service accounts) that may write ServerMaintenance status.'),
+        announcements: Usernames('Users (service accounts) that may write ServerClaim status.maintenance.'),
+      },
+      'Controller identities; anybody else is denied these writes.',
+    ),
+  },
+  'Maintenance policy, read from a ConfigMap.',
+);
+export type Policy = Static<typeof PolicySchema>;
+
+const SA = (name: string) => `system:serviceaccount:${POLICY_CONFIGMAP.namespace}:${name}`;
+
+/**
+ * The built-in policy; policies/default-policy.yaml spells out the same values (a test keeps them equal).
+ * Grant TTL is 2m, like the PodDisruptionBudget ledger's DeletionTimeout: the grant is written in the same
+ * admission call as the InMaintenance transition, so the only gap it must cover is the write landing in
+ * etcd plus informer lag (sub-second to seconds); two minutes covers a slow control plane by two orders of
+ * magnitude while bounding how long a leaked reservation (the write failed after the grant) blocks a budget.
+ */
+export const DEFAULT_POLICY: Policy = {
+  apiVersion: POLICY_API_VERSION,
+  kind: POLICY_KIND,
+  approval: { defaultMode: 'Manual' },
+  classes: {
+    Planned: { approvalRequired: true, deadline: '168h', minNotice: '24h', requireWindow: true },
+    Urgent: { approvalRequired: true, deadline: '24h', minNotice: '1h', requireWindow: false },
+    Emergency: { approvalRequired: false, deadline: '1h', minNotice: '0s', requireWindow: false },
+  },
+  autoApproval: {
+    consumerLabels: [],
+    rules: [
+      { name: 'no-consumer', when: 'NoConsumer', after: '1h', classes: ['Planned', 'Urgent', 'Emergency'] },
+    ],
+  },
+  windows: [],
+  grants: { ttl: '2m', ledgerCap: 2000 },
+  legacyLabels: { mode: 'translate' },
+  timeouts: { approval: '336h', park: '15m', inMaintenance: '24h', bootPhase: '10m' },
+  writers: {
+    maintenanceStatus: [SA('maintenance-controller'), SA('approval-controller')],
+    announcements: [SA('approval-controller')],
+  },
+};
