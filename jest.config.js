@@ -29,8 +29,8 @@ export default {
       // One real kube-apiserver + etcd for the whole run (e2e/harness).
       testMatch: ['<rootDir>/**/*.int.test.ts', '<rootDir>/**/*.e2e.test.ts'],
       testPathIgnorePatterns: ['/node_modules/', '/dist/'],
-      globalSetup: '<rootDir>/e2e/harness/global-setup.ts',
-      globalTeardown: '<rootDir>/e2e/harness/global-teardown.ts',
+      globalSetup: '<rootDir>/e2e/harness/jest-global-setup.mjs',
+      globalTeardown: '<rootDir>/e2e/harness/jest-global-teardown.mjs',
       testTimeout: 120000,
     },
   ],

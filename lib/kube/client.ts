@@ -1,0 +1,380 @@
+// The Kubernetes API client every binary uses.
+//
+// @kubernetes/client-node loads the kubeconfig and runs its auth plugins (client certs, tokens,
+// token files that rotate, exec); the requests themselves go over one undici pool per API server.
+// We need per-request content types (server-side apply, merge and JSON patch), the /status
+// subresource and resourceVersion-preconditioned updates for custom resources, and watches with an
+// inactivity deadline; a generic path-based client gives all of that uniformly.
+import { KubeConfig } from '@kubernetes/client-node';
+import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
+import type https from 'node:https';
+import type { KubeObject } from '../../api/schema/meta.js';
+import { KubeApiError, KubeTransportError, type KubeStatus } from './errors.js';
+import { apiVersionOf, resourcePath, type ResourceType } from './resources.js';
+
+export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
+
+const CONTENT_TYPES: Record<PatchType, string> = {
+  merge: 'application/merge-patch+json',
+  json: 'application/json-patch+json',
+  strategic: 'application/strategic-merge-patch+json',
+  apply: 'application/apply-patch+yaml',
+};
+
+export interface RequestOptions {
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface KubeClientOptions {
+  /** Default per-request timeout. */
+  timeoutMs?: number;
+  /** How often auth material (e.g. a rotating service-account token) is re-read. */
+  authRefreshMs?: number;
+  /** Sent as User-Agent so the API server's audit log names the binary. */
+  userAgent?: string;
+}
+
+interface AuthState {
+  headers: Record<string, string>;
+  loadedAt: number;
+}
+
+export class KubeClient {
+  readonly server: string;
+  readonly #kc: KubeConfig;
+  readonly #agent: Agent;
+  readonly #timeoutMs: number;
+  readonly #authRefreshMs: number;
+  readonly #userAgent: string;
+  #auth: Promise<AuthState> | undefined;
+
+  private constructor(kc: KubeConfig, tls: https.RequestOptions, options: KubeClientOptions) {
+    const cluster = kc.getCurrentCluster();
+    if (!cluster) throw new Error('kubeconfig has no current cluster');
+    this.server = cluster.server.replace(/\/$/, '');
+    this.#kc = kc;
+    this.#timeoutMs = options.timeoutMs ?? 30_000;
+    this.#authRefreshMs = options.authRefreshMs ?? 30_000;
+    this.#userAgent = options.userAgent ?? 'metal-maintenance';
+    this.#agent = new Agent({
+      connect: {
+        ca: tls.ca as string | Buffer | undefined,
+        cert: tls.cert as string | Buffer | undefined,
+        key: tls.key as string | Buffer | undefined,
+        rejectUnauthorized: tls.rejectUnauthorized ?? true,
+        servername: tls.servername,
+      },
+      keepAliveTimeout: 30_000,
+      keepAliveMaxTimeout: 120_000,
+    });
+  }
+
+  static async fromKubeConfig(kc: KubeConfig, options: KubeClientOptions = {}): Promise<KubeClient> {
+    const tls: https.RequestOptions = {};
+    await kc.applyToHTTPSOptions(tls);
+    return new KubeClient(kc, tls, options);
+  }
+
+  static async fromFile(path: string, options: KubeClientOptions = {}): Promise<KubeClient> {
+    const kc = new KubeConfig();
+    kc.loadFromFile(path);
+    return KubeClient.fromKubeConfig(kc, options);
+  }
+
+  /** In-cluster service account when available, otherwise $KUBECONFIG / ~/.kube/config. */
+  static async fromEnvironment(options: KubeClientOptions = {}): Promise<KubeClient> {
+    const kc = new KubeConfig();
+    kc.loadFromDefault();
+    return KubeClient.fromKubeConfig(kc, options);
+  }
+
+  get kubeConfig(): KubeConfig {
+    return this.#kc;
+  }
+
+  resource<T extends KubeObject>(rt: ResourceType): ResourceClient<T> {
+    return new ResourceClient<T>(this, rt);
+  }
+
+  async close(): Promise<void> {
+    await this.#agent.close();
+  }
+
+  async #authHeaders(): Promise<Record<string, string>> {
+    const now = Date.now();
+    const current = this.#auth;
+    if (current) {
+      const state = await current;
+      if (now - state.loadedAt < this.#authRefreshMs) return state.headers;
+    }
+    this.#auth = (async () => {
+      const opts: https.RequestOptions = {};
+      await this.#kc.applyToHTTPSOptions(opts);
+      const headers: Record<string, string> = {};
+      for (const [k, v] of Object.entries(opts.headers ?? {})) {
+        if (typeof v === 'string' || typeof v === 'number') headers[k.toLowerCase()] = String(v);
+      }
+      if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
+      return { headers, loadedAt: Date.now() };
+    })();
+    return (await this.#auth).headers;
+  }
+
+  #url(path: string, query?: RequestOptions['query']): string {
+    const params = new URLSearchParams();
+    for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) params.set(k, String(v));
+    const qs = params.toString();
+    return `${this.server}${path}${qs ? `?${qs}` : ''}`;
+  }
+
+  async #dispatch(
+    method: Dispatcher.HttpMethod,
+    path: string,
+    options: RequestOptions,
+    bodyTimeout: number,
+  ): Promise<Dispatcher.ResponseData> {
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'user-agent': this.#userAgent,
+      ...(await this.#authHeaders()),
+    };
+    let body: string | undefined;
+    if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] = options.contentType ?? 'application/json';
+    }
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+    try {
+      return await undiciRequest(this.#url(path, options.query), {
+        method,
+        headers,
+        body,
+        dispatcher: this.#agent,
+        headersTimeout: timeoutMs,
+        bodyTimeout,
+        signal: options.signal,
+      });
+    } catch (e) {
+      throw new KubeTransportError(method, path, e);
+    }
+  }
+
+  /** One request; non-2xx answers become KubeApiError carrying the Status. */
+  async request<T>(method: Dispatcher.HttpMethod, path: string, options: RequestOptions = {}): Promise<T> {
+    const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
+    const res = await this.#dispatch(method, path, options, timeoutMs);
+    let text: string;
+    try {
+      text = await res.body.text();
+    } catch (e) {
+      throw new KubeTransportError(method, path, e);
+    }
+    if (res.statusCode >= 200 && res.statusCode < 300) {
+      return (text ? JSON.parse(text) : undefined) as T;
+    }
+    throw new KubeApiError(method, path, res.statusCode, parseStatus(text, res.statusCode));
+  }
+
+  /**
+   * A streaming GET (watch): yields one parsed JSON value per line. The stream fails with a
+   * KubeTransportError if no byte arrives for `inactivityMs`.
+   */
+  async *stream(path: string, options: RequestOptions & { inactivityMs: number }): AsyncGenerator<unknown> {
+    const res = await this.#dispatch('GET', path, options, options.inactivityMs);
+    if (res.statusCode < 200 || res.statusCode >= 300) {
+      const text = await res.body.text().catch(() => '');
+      throw new KubeApiError('GET', path, res.statusCode, parseStatus(text, res.statusCode));
+    }
+    let buffered = '';
+    try {
+      for await (const chunk of res.body) {
+        buffered += (chunk as Buffer).toString('utf8');
+        let nl: number;
+        while ((nl = buffered.indexOf('\n')) >= 0) {
+          const line = buffered.slice(0, nl).trim();
+          buffered = buffered.slice(nl + 1);
+          if (line) yield JSON.parse(line);
+        }
+      }
+    } catch (e) {
+      if (options.signal?.aborted) return;
+      throw new KubeTransportError('GET', path, e);
+    } finally {
+      res.body.destroy();
+    }
+    const rest = buffered.trim();
+    if (rest) yield JSON.parse(rest);
+  }
+}
+
+function parseStatus(text: string, statusCode: number): KubeStatus {
+  try {
+    const parsed = JSON.parse(text) as KubeStatus;
+    if (parsed && typeof parsed === 'object') return parsed;
+  } catch {
+    // not JSON: fall through
+  }
+  return { kind: 'Status', status: 'Failure', code: statusCode, message: text.slice(0, 512), reason: 'Unknown' };
+}
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  limit?: number;
+  continue?: string;
+  resourceVersion?: string;
+  timeoutMs?: number;
+}
+
+export interface ObjectList<T> {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { resourceVersion: string; continue?: string };
+  items: T[];
+}
+
+export interface WriteOptions {
+  dryRun?: boolean;
+  fieldManager?: string;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+}
+
+export interface DeleteOptions {
+  namespace?: string;
+  dryRun?: boolean;
+  propagationPolicy?: 'Foreground' | 'Background' | 'Orphan';
+  preconditions?: { uid?: string; resourceVersion?: string };
+  gracePeriodSeconds?: number;
+}
+
+/** Typed CRUD on one resource type. */
+export class ResourceClient<T extends KubeObject> {
+  readonly client: KubeClient;
+  readonly type: ResourceType;
+
+  constructor(client: KubeClient, type: ResourceType) {
+    this.client = client;
+    this.type = type;
+  }
+
+  path(namespace?: string, name?: string, subresource?: string): string {
+    return resourcePath(this.type, namespace, name, subresource);
+  }
+
+  get(name: string, namespace?: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<T> {
+    return this.client.request<T>('GET', this.path(namespace, name), options);
+  }
+
+  /** Like get, but undefined for 404. */
+  async find(name: string, namespace?: string): Promise<T | undefined> {
+    try {
+      return await this.get(name, namespace);
+    } catch (e) {
+      if (e instanceof KubeApiError && e.statusCode === 404) return undefined;
+      throw e;
+    }
+  }
+
+  list(options: ListOptions = {}): Promise<ObjectList<T>> {
+    return this.client.request<ObjectList<T>>('GET', this.path(options.namespace), {
+      query: {
+        labelSelector: options.labelSelector,
+        fieldSelector: options.fieldSelector,
+        limit: options.limit,
+        continue: options.continue,
+        resourceVersion: options.resourceVersion,
+      },
+      timeoutMs: options.timeoutMs,
+    });
+  }
+
+  /** Lists every page; the resourceVersion is the first page's (a consistent snapshot). */
+  async listAll(options: Omit<ListOptions, 'continue'> = {}): Promise<ObjectList<T>> {
+    const items: T[] = [];
+    let page = await this.list({ limit: 500, ...options });
+    const resourceVersion = page.metadata.resourceVersion;
+    items.push(...page.items);
+    while (page.metadata.continue) {
+      page = await this.list({ limit: 500, ...options, continue: page.metadata.continue });
+      items.push(...page.items);
+    }
+    return { metadata: { resourceVersion }, items };
+  }
+
+  #withKind(obj: T): T {
+    return { apiVersion: apiVersionOf(this.type), kind: this.type.kind, ...obj };
+  }
+
+  create(obj: T, options: WriteOptions = {}): Promise<T> {
+    return this.client.request<T>('POST', this.path(obj.metadata.namespace), {
+      body: this.#withKind(obj),
+      query: writeQuery(options),
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+    });
+  }
+
+  /** PUT with the object's resourceVersion as the precondition (a stale one gets 409 Conflict). */
+  replace(obj: T, options: WriteOptions = {}): Promise<T> {
+    return this.client.request<T>('PUT', this.path(obj.metadata.namespace, obj.metadata.name), {
+      body: this.#withKind(obj),
+      query: writeQuery(options),
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+    });
+  }
+
+  replaceStatus(obj: T, options: WriteOptions = {}): Promise<T> {
+    return this.client.request<T>('PUT', this.path(obj.metadata.namespace, obj.metadata.name, 'status'), {
+      body: this.#withKind(obj),
+      query: writeQuery(options),
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+    });
+  }
+
+  patch(
+    name: string,
+    patch: unknown,
+    options: WriteOptions & { namespace?: string; type?: PatchType; subresource?: 'status'; force?: boolean } = {},
+  ): Promise<T> {
+    const type = options.type ?? 'merge';
+    return this.client.request<T>('PATCH', this.path(options.namespace, name, options.subresource), {
+      body: patch,
+      contentType: CONTENT_TYPES[type],
+      query: { ...writeQuery(options), force: type === 'apply' ? (options.force ?? true) : undefined },
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+    });
+  }
+
+  /** Server-side apply of `obj` (which carries only the fields this manager owns). */
+  apply(obj: T, options: WriteOptions & { fieldManager: string; force?: boolean; subresource?: 'status' }): Promise<T> {
+    return this.patch(obj.metadata.name ?? '', this.#withKind(obj), {
+      ...options,
+      namespace: obj.metadata.namespace,
+      type: 'apply',
+    });
+  }
+
+  delete(name: string, options: DeleteOptions = {}): Promise<unknown> {
+    const body: Record<string, unknown> = { apiVersion: 'v1', kind: 'DeleteOptions' };
+    if (options.propagationPolicy) body.propagationPolicy = options.propagationPolicy;
+    if (options.preconditions) body.preconditions = options.preconditions;
+    if (options.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = options.gracePeriodSeconds;
+    return this.client.request('DELETE', this.path(options.namespace, name), {
+      body,
+      query: { dryRun: options.dryRun ? 'All' : undefined },
+    });
+  }
+}
+
+function writeQuery(options: WriteOptions): RequestOptions['query'] {
+  return { dryRun: options.dryRun ? 'All' : undefined, fieldManager: options.fieldManager };
+}

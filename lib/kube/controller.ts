@@ -1,0 +1,95 @@
+// A controller: a work queue of object keys and workers that reconcile them. Reconcile is
+// level-triggered: it gets a key, reads the world from caches, decides, writes, and returns when
+// (if ever) to look again. A thrown error re-queues the key with backoff, never in a hot loop.
+import type { Logger } from 'pino';
+import { silentLogger } from '../log.js';
+import { errorMessage } from '../errors.js';
+import { WorkQueue, type WorkQueueOptions } from './workqueue.js';
+import type { RuntimeMetrics } from './metrics.js';
+
+export interface ReconcileResult {
+  /** Look at this key again after this long, even if nothing changes (deadlines, timeouts). */
+  requeueAfterMs?: number;
+}
+
+export interface ControllerOptions {
+  name: string;
+  reconcile: (key: string, signal: AbortSignal) => Promise<ReconcileResult | void>;
+  workers?: number;
+  queue?: WorkQueueOptions;
+  logger?: Logger;
+  metrics?: RuntimeMetrics;
+}
+
+export class Controller {
+  readonly name: string;
+  readonly queue: WorkQueue<string>;
+  readonly #o: ControllerOptions;
+  readonly #log: Logger;
+  readonly #abort = new AbortController();
+  #workers: Promise<void>[] = [];
+
+  constructor(options: ControllerOptions) {
+    this.name = options.name;
+    this.#o = options;
+    this.queue = new WorkQueue<string>(options.queue);
+    this.#log = (options.logger ?? silentLogger).child({ controller: options.name });
+  }
+
+  enqueue(key: string): void {
+    this.queue.add(key);
+  }
+
+  enqueueAfter(key: string, delayMs: number): void {
+    this.queue.addAfter(key, delayMs);
+  }
+
+  get running(): boolean {
+    return this.#workers.length > 0;
+  }
+
+  start(): void {
+    if (this.#workers.length > 0) return;
+    const n = this.#o.workers ?? 2;
+    for (let i = 0; i < n; i++) this.#workers.push(this.#work());
+    this.#log.info({ workers: n }, 'controller started');
+  }
+
+  /** Stops taking keys and waits (bounded) for in-flight reconciles to finish. */
+  async stop(drainTimeoutMs = 10_000): Promise<void> {
+    const draining = this.queue.shutDown(drainTimeoutMs);
+    await draining;
+    this.#abort.abort();
+    await Promise.race([Promise.all(this.#workers), new Promise((r) => setTimeout(r, 1000).unref?.())]);
+    this.#workers = [];
+  }
+
+  async #work(): Promise<void> {
+    const m = this.#o.metrics;
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      const end = m?.reconcileDuration.startTimer({ controller: this.name });
+      try {
+        const result = await this.#o.reconcile(key, this.#abort.signal);
+        this.queue.forget(key);
+        if (result?.requeueAfterMs !== undefined) {
+          this.queue.addAfter(key, result.requeueAfterMs);
+          m?.reconciles.inc({ controller: this.name, result: 'requeue' });
+        } else {
+          m?.reconciles.inc({ controller: this.name, result: 'success' });
+        }
+      } catch (e) {
+        const attempt = this.queue.numRequeues(key) + 1;
+        this.#log.warn({ key, attempt, err: errorMessage(e) }, 'reconcile failed; retrying with backoff');
+        this.queue.addRateLimited(key);
+        m?.reconciles.inc({ controller: this.name, result: 'error' });
+        m?.queueRetries.inc({ controller: this.name });
+      } finally {
+        end?.();
+        this.queue.done(key);
+        m?.queueDepth.set({ controller: this.name }, this.queue.length);
+      }
+    }
+  }
+}

@@ -1,0 +1,188 @@
+// Lease-based leader election with client-go's semantics (tools/leaderelection):
+// - a candidate may take the Lease only when the holder has not renewed it for leaseDuration,
+//   measured on the candidate's own clock from the moment it last saw the record change (so clock
+//   skew between nodes does not matter);
+// - every write carries the Lease's resourceVersion, so two candidates can never both win;
+// - the leader renews every retryPeriod and gives up when it could not renew for renewDeadline.
+// Losing the lease is fatal to the caller (onStoppedLeading should exit the process), because a
+// controller that keeps acting after another one took over is the failure this guards against.
+import type { Logger } from 'pino';
+import { silentLogger } from '../log.js';
+import type { KubeClient, ResourceClient } from './client.js';
+import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
+import { Core } from './resources.js';
+import { sleep } from './backoff.js';
+import type { KubeObject } from '../../api/schema/meta.js';
+
+export interface Lease extends KubeObject {
+  spec?: {
+    holderIdentity?: string;
+    leaseDurationSeconds?: number;
+    acquireTime?: string;
+    renewTime?: string;
+    leaseTransitions?: number;
+  };
+}
+
+export interface LeaderElectionOptions {
+  client: KubeClient;
+  namespace: string;
+  name: string;
+  identity: string;
+  leaseDurationMs?: number;
+  renewDeadlineMs?: number;
+  retryPeriodMs?: number;
+  onStartedLeading: () => void;
+  onStoppedLeading: () => void;
+  onNewLeader?: (identity: string) => void;
+  logger?: Logger;
+  now?: () => number;
+}
+
+/** RFC 3339 with microseconds, as metav1.MicroTime serialises. */
+export function microTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
+}
+
+export class LeaderElector {
+  readonly #o: Required<Omit<LeaderElectionOptions, 'onNewLeader'>> & Pick<LeaderElectionOptions, 'onNewLeader'>;
+  readonly #leases: ResourceClient<Lease>;
+  readonly #log: Logger;
+  #observed: Lease | undefined;
+  #observedAt = 0;
+  #lastRenew = 0;
+  #leading = false;
+  #knownLeader = '';
+  #stopped = false;
+
+  constructor(options: LeaderElectionOptions) {
+    this.#o = {
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+      logger: silentLogger,
+      now: Date.now,
+      ...options,
+    };
+    if (this.#o.leaseDurationMs <= this.#o.renewDeadlineMs) throw new Error('leaseDuration must exceed renewDeadline');
+    if (this.#o.renewDeadlineMs <= this.#o.retryPeriodMs * 1.2) throw new Error('renewDeadline must exceed retryPeriod * 1.2');
+    this.#leases = options.client.resource<Lease>(Core.Lease);
+    this.#log = this.#o.logger.child({ lease: `${options.namespace}/${options.name}`, identity: options.identity });
+  }
+
+  /** Each API call is bounded so a hung request cannot outlive the renew deadline. */
+  get #requestTimeoutMs(): number {
+    return Math.max(1000, Math.floor(this.#o.renewDeadlineMs / 2));
+  }
+
+  get isLeader(): boolean {
+    return this.#leading;
+  }
+
+  get leader(): string {
+    return this.#knownLeader;
+  }
+
+  /** Campaigns until leading, then renews until the lease is lost or `signal` aborts. */
+  async run(signal: AbortSignal): Promise<void> {
+    while (!signal.aborted && !(await this.#tryAcquireOrRenew())) {
+      await sleep(this.#o.retryPeriodMs * (1 + Math.random() * 0.2), signal);
+    }
+    if (signal.aborted) return;
+    this.#leading = true;
+    this.#log.info('became leader');
+    this.#o.onStartedLeading();
+    while (!signal.aborted && !this.#stopped) {
+      await sleep(this.#o.retryPeriodMs, signal);
+      if (signal.aborted || this.#stopped) break;
+      const renewed = await this.#tryAcquireOrRenew().catch(() => false);
+      if (renewed) continue;
+      if (this.#o.now() - this.#lastRenew >= this.#o.renewDeadlineMs) {
+        this.#leading = false;
+        this.#log.error({ sinceLastRenewMs: this.#o.now() - this.#lastRenew }, 'failed to renew lease within the renew deadline');
+        this.#o.onStoppedLeading();
+        return;
+      }
+    }
+  }
+
+  /** Gives the lease up so a standby takes over at once instead of after leaseDuration. */
+  async release(): Promise<void> {
+    this.#stopped = true;
+    if (!this.#leading || !this.#observed) return;
+    this.#leading = false;
+    const now = microTime(this.#o.now());
+    try {
+      await this.#leases.replace({
+        ...this.#observed,
+        spec: { ...this.#observed.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now },
+      });
+      this.#log.info('released lease');
+    } catch (e) {
+      this.#log.warn({ err: (e as Error).message }, 'could not release lease; it will expire');
+    }
+  }
+
+  async #tryAcquireOrRenew(): Promise<boolean> {
+    const now = this.#o.now();
+    const durationSec = Math.ceil(this.#o.leaseDurationMs / 1000);
+    const mine = { holderIdentity: this.#o.identity, leaseDurationSeconds: durationSec, renewTime: microTime(now) };
+    let current: Lease;
+    try {
+      current = await this.#leases.get(this.#o.name, this.#o.namespace, { timeoutMs: this.#requestTimeoutMs });
+    } catch (e) {
+      if (!isNotFound(e)) {
+        this.#log.warn({ err: (e as Error).message }, 'reading lease failed');
+        return false;
+      }
+      try {
+        const created = await this.#leases.create({
+          metadata: { name: this.#o.name, namespace: this.#o.namespace },
+          spec: { ...mine, acquireTime: microTime(now), leaseTransitions: 0 },
+        }, { timeoutMs: this.#requestTimeoutMs });
+        this.#record(created, now);
+        this.#lastRenew = now;
+        return true;
+      } catch (ce) {
+        if (!isAlreadyExists(ce)) this.#log.warn({ err: (ce as Error).message }, 'creating lease failed');
+        return false;
+      }
+    }
+
+    const spec = current.spec ?? {};
+    if (!this.#observed || JSON.stringify(this.#observed.spec) !== JSON.stringify(current.spec)) this.#record(current, now);
+    const holder = spec.holderIdentity ?? '';
+    const heldByOther = holder !== '' && holder !== this.#o.identity;
+    const leaseMs = (spec.leaseDurationSeconds ?? durationSec) * 1000;
+    if (heldByOther && this.#observedAt + leaseMs > now) return false;
+
+    const takingOver = holder !== this.#o.identity;
+    const next: Lease = {
+      ...current,
+      spec: {
+        ...mine,
+        acquireTime: takingOver ? microTime(now) : (spec.acquireTime ?? microTime(now)),
+        leaseTransitions: (spec.leaseTransitions ?? 0) + (takingOver && holder !== '' ? 1 : 0),
+      },
+    };
+    try {
+      const updated = await this.#leases.replace(next, { timeoutMs: this.#requestTimeoutMs });
+      this.#record(updated, now);
+      this.#lastRenew = now;
+      return true;
+    } catch (e) {
+      if (!isConflict(e)) this.#log.warn({ err: (e as Error).message }, 'updating lease failed');
+      return false;
+    }
+  }
+
+  #record(lease: Lease, now: number): void {
+    this.#observed = lease;
+    this.#observedAt = now;
+    const holder = lease.spec?.holderIdentity ?? '';
+    if (holder && holder !== this.#knownLeader) {
+      this.#knownLeader = holder;
+      this.#o.onNewLeader?.(holder);
+    }
+  }
+}

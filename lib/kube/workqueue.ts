@@ -1,0 +1,149 @@
+// A de-duplicating work queue with the semantics of client-go's workqueue: a key is held at most
+// once while waiting; a key being processed is never handed to a second worker, and if it is added
+// again meanwhile it is processed once more afterwards. Retries back off exponentially per key,
+// and an overall token bucket keeps a storm of failures from hammering the API server.
+
+export interface WorkQueueOptions {
+  /** First retry delay per key. */
+  baseDelayMs?: number;
+  /** Cap of the per-key retry delay. */
+  maxDelayMs?: number;
+  /** Overall rate limit for retries: sustained per second and burst. */
+  qps?: number;
+  burst?: number;
+}
+
+export class WorkQueue<K = string> {
+  readonly #queue: K[] = [];
+  readonly #dirty = new Set<K>();
+  readonly #processing = new Set<K>();
+  readonly #failures = new Map<K, number>();
+  readonly #timers = new Map<K, { at: number; timer: NodeJS.Timeout }>();
+  readonly #waiters: ((key: K | undefined) => void)[] = [];
+  readonly #idleWaiters: (() => void)[] = [];
+  readonly #opts: Required<WorkQueueOptions>;
+  #tokens: number;
+  #tokensAt = Date.now();
+  #shuttingDown = false;
+  adds = 0;
+  retries = 0;
+
+  constructor(options: WorkQueueOptions = {}) {
+    this.#opts = { baseDelayMs: 5, maxDelayMs: 5 * 60_000, qps: 10, burst: 100, ...options };
+    this.#tokens = this.#opts.burst;
+  }
+
+  add(key: K): void {
+    if (this.#shuttingDown || this.#dirty.has(key)) return;
+    this.adds++;
+    this.#dirty.add(key);
+    if (this.#processing.has(key)) return;
+    const waiter = this.#waiters.shift();
+    if (waiter) {
+      this.#dirty.delete(key);
+      this.#processing.add(key);
+      waiter(key);
+    } else {
+      this.#queue.push(key);
+    }
+  }
+
+  /** Adds the key after `delayMs`; an earlier pending add for the same key wins. */
+  addAfter(key: K, delayMs: number): void {
+    if (this.#shuttingDown) return;
+    if (delayMs <= 0) return this.add(key);
+    const at = Date.now() + delayMs;
+    const existing = this.#timers.get(key);
+    if (existing && existing.at <= at) return;
+    if (existing) clearTimeout(existing.timer);
+    const timer = setTimeout(() => {
+      this.#timers.delete(key);
+      this.add(key);
+    }, delayMs);
+    timer.unref?.();
+    this.#timers.set(key, { at, timer });
+  }
+
+  /** Re-adds after a failure, with per-key exponential backoff and the overall rate limit. */
+  addRateLimited(key: K): void {
+    const n = this.#failures.get(key) ?? 0;
+    this.#failures.set(key, n + 1);
+    this.retries++;
+    const perKey = Math.min(this.#opts.maxDelayMs, this.#opts.baseDelayMs * 2 ** n);
+    this.addAfter(key, Math.max(perKey, this.#bucketDelay()));
+  }
+
+  /** Forgets a key's failure history (call after a success). */
+  forget(key: K): void {
+    this.#failures.delete(key);
+  }
+
+  numRequeues(key: K): number {
+    return this.#failures.get(key) ?? 0;
+  }
+
+  /** The next key to process; undefined once the queue is shut down and empty. */
+  get(): Promise<K | undefined> {
+    const key = this.#queue.shift();
+    if (key !== undefined) {
+      this.#dirty.delete(key);
+      this.#processing.add(key);
+      return Promise.resolve(key);
+    }
+    if (this.#shuttingDown) return Promise.resolve(undefined);
+    return new Promise((resolve) => this.#waiters.push(resolve));
+  }
+
+  done(key: K): void {
+    this.#processing.delete(key);
+    if (this.#dirty.has(key)) {
+      this.#dirty.delete(key);
+      this.add(key);
+    }
+    if (this.#processing.size === 0 && (this.#queue.length === 0 || this.#shuttingDown)) {
+      for (const w of this.#idleWaiters.splice(0)) w();
+    }
+  }
+
+  get length(): number {
+    return this.#queue.length;
+  }
+
+  get inFlight(): number {
+    return this.#processing.size;
+  }
+
+  get pendingRetries(): number {
+    return this.#timers.size;
+  }
+
+  /**
+   * Stops handing out new keys; resolves once in-flight keys are done or `drainTimeoutMs` passed.
+   * Keys still waiting are dropped: a controller restarts from a full relist anyway.
+   */
+  async shutDown(drainTimeoutMs = 10_000): Promise<void> {
+    this.#shuttingDown = true;
+    for (const { timer } of this.#timers.values()) clearTimeout(timer);
+    this.#timers.clear();
+    this.#queue.length = 0;
+    this.#dirty.clear();
+    for (const w of this.#waiters.splice(0)) w(undefined);
+    if (this.#processing.size === 0) return;
+    await Promise.race([
+      new Promise<void>((resolve) => this.#idleWaiters.push(resolve)),
+      new Promise<void>((resolve) => setTimeout(resolve, drainTimeoutMs).unref?.()),
+    ]);
+  }
+
+  get isShuttingDown(): boolean {
+    return this.#shuttingDown;
+  }
+
+  #bucketDelay(): number {
+    const now = Date.now();
+    this.#tokens = Math.min(this.#opts.burst, this.#tokens + ((now - this.#tokensAt) / 1000) * this.#opts.qps);
+    this.#tokensAt = now;
+    this.#tokens -= 1;
+    return this.#tokens >= 0 ? 0 : (-this.#tokens / this.#opts.qps) * 1000;
+  }
+}
