@@ -1,0 +1,103 @@
+import { jest } from '@jest/globals';
+import { WorkQueue } from './workqueue.js';
+
+describe('WorkQueue', () => {
+  test('holds a waiting key once however often it is added', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    q.add('a');
+    q.add('b');
+    expect(q.length).toBe(2);
+    expect(await q.get()).toBe('a');
+    expect(await q.get()).toBe('b');
+  });
+
+  test('never hands a key being processed to a second worker, but processes it again afterwards', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    const first = await q.get();
+    q.add('a'); // changed while processing
+    expect(q.length).toBe(0);
+    let second: string | undefined;
+    void q.get().then((k) => (second = k));
+    await new Promise((r) => setImmediate(r));
+    expect(second).toBeUndefined();
+    q.done(first!);
+    await new Promise((r) => setImmediate(r));
+    expect(second).toBe('a');
+  });
+
+  test('backs off per key exponentially and forgets on success', () => {
+    jest.useFakeTimers();
+    try {
+      const q = new WorkQueue({ baseDelayMs: 100, maxDelayMs: 1000, qps: 1000, burst: 1000 });
+      q.addRateLimited('a');
+      expect(q.numRequeues('a')).toBe(1);
+      jest.advanceTimersByTime(99);
+      expect(q.length).toBe(0);
+      jest.advanceTimersByTime(1);
+      expect(q.length).toBe(1);
+      void q.get();
+      q.done('a');
+      q.addRateLimited('a'); // 200 ms
+      q.addRateLimited('a'); // 400 ms, but the earlier pending add wins
+      jest.advanceTimersByTime(200);
+      expect(q.length).toBe(1);
+      q.forget('a');
+      expect(q.numRequeues('a')).toBe(0);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  test('caps the per-key delay', () => {
+    jest.useFakeTimers();
+    try {
+      const q = new WorkQueue({ baseDelayMs: 100, maxDelayMs: 500, qps: 1000, burst: 1000 });
+      // 100, 200, 400, then 500 for ever: each retry is back within 500 ms.
+      for (let i = 0; i < 8; i++) {
+        q.addRateLimited('y');
+        jest.advanceTimersByTime(500);
+        expect(q.length).toBe(1);
+        void q.get();
+        q.done('y');
+      }
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  test('the overall token bucket spaces out a storm of retries', () => {
+    jest.useFakeTimers();
+    try {
+      const q = new WorkQueue({ baseDelayMs: 1, maxDelayMs: 1, qps: 10, burst: 2 });
+      for (let i = 0; i < 5; i++) q.addRateLimited(`k${i}`);
+      jest.advanceTimersByTime(5);
+      expect(q.length).toBe(2); // the burst
+      jest.advanceTimersByTime(100);
+      expect(q.length).toBe(3);
+      jest.advanceTimersByTime(200);
+      expect(q.length).toBe(5);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
+  test('shutDown wakes idle workers and waits for in-flight keys', async () => {
+    const q = new WorkQueue();
+    const idle = q.get();
+    q.add('a');
+    expect(await idle).toBe('a');
+    const waiting = q.get();
+    let drained = false;
+    const shut = q.shutDown(5000).then(() => (drained = true));
+    expect(await waiting).toBeUndefined();
+    await new Promise((r) => setImmediate(r));
+    expect(drained).toBe(false); // 'a' still in flight
+    q.done('a');
+    await shut;
+    expect(drained).toBe(true);
+    q.add('b');
+    expect(q.length).toBe(0);
+  });
+});
