@@ -1,0 +1,60 @@
+// An in-memory BudgetStore with the API server's optimistic concurrency: every write bumps
+// resourceVersion, and a write carrying an older one fails with a conflict. Tests use its hooks to
+// inject conflicts and concurrent writers; it is a faithful model of the port, not of etcd.
+import { budgetConflict } from './codes.js';
+import { refKey, type AnyBudget, type BudgetRef, type BudgetStore } from './grants.js';
+
+export interface MemoryBudgetStoreHooks {
+  /** Runs before each write is checked; may mutate the store (a concurrent writer) or throw. */
+  beforeReplace?: (ref: BudgetRef, store: MemoryBudgetStore) => void | Promise<void>;
+  /** Yields to other tasks between reads and writes so concurrent calls interleave. */
+  yieldBetween?: () => Promise<void>;
+}
+
+export class MemoryBudgetStore implements BudgetStore {
+  readonly #budgets = new Map<string, AnyBudget>();
+  #rv = 0;
+  hooks: MemoryBudgetStoreHooks;
+  reads = 0;
+  writes = 0;
+  conflicts = 0;
+
+  constructor(budgets: { ref: BudgetRef; budget: AnyBudget }[] = [], hooks: MemoryBudgetStoreHooks = {}) {
+    this.hooks = hooks;
+    for (const { ref, budget } of budgets) this.put(ref, budget);
+  }
+
+  /** Stores a budget as an outside writer would (bumps resourceVersion). */
+  put(ref: BudgetRef, budget: AnyBudget): AnyBudget {
+    const stored = structuredClone(budget);
+    stored.metadata = { ...stored.metadata, resourceVersion: String(++this.#rv) };
+    this.#budgets.set(refKey(ref), stored);
+    return structuredClone(stored);
+  }
+
+  /** The stored budget without counting a read (for assertions). */
+  peek(ref: BudgetRef): AnyBudget | undefined {
+    const b = this.#budgets.get(refKey(ref));
+    return b ? structuredClone(b) : undefined;
+  }
+
+  async get(ref: BudgetRef): Promise<AnyBudget | undefined> {
+    this.reads++;
+    await this.hooks.yieldBetween?.();
+    return this.peek(ref);
+  }
+
+  async replaceStatus(ref: BudgetRef, budget: AnyBudget): Promise<AnyBudget> {
+    await this.hooks.yieldBetween?.();
+    await this.hooks.beforeReplace?.(ref, this);
+    const current = this.#budgets.get(refKey(ref));
+    if (!current) throw Object.assign(new Error(`budget ${ref.name} not found`), { statusCode: 404 });
+    if (current.metadata.resourceVersion !== budget.metadata.resourceVersion) {
+      this.conflicts++;
+      throw budgetConflict(ref.name);
+    }
+    this.writes++;
+    // Only status is written through the status subresource; spec and metadata stay as stored.
+    return this.put(ref, { ...current, status: budget.status });
+  }
+}

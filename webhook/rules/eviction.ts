@@ -1,0 +1,420 @@
+// Eviction (WS2), the decision part. A ServerMaintenance moving into InMaintenance (a status write) is
+// the disruption. It is admitted only if approval holds, no other maintenance holds the server, and every
+// budget selecting the server or its claim has room. This module decides everything that can be decided
+// from the caches and returns a GrantPlan; grants.ts then takes the room atomically on the budgets' ledgers
+// (the only step that needs fresh data). Room math follows the PodDisruptionBudget's.
+import { MAINTENANCE_GROUP } from '../../api/maintenance/v1alpha1/group.js';
+import type { ServerMaintenance, LedgerEntry } from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import type { Server } from '../../api/metal/v1alpha1/server.js';
+import type { ServerClaim, ApprovalSource } from '../../api/metal/v1alpha1/serverclaim.js';
+import type { Policy } from '../../policies/schema.js';
+import { classPolicy, durationMs } from '../../lib/policy/durations.js';
+import { inWindow, nextWindowOpening } from '../../lib/policy/window.js';
+import { Codes, type Code } from '../codes.js';
+import { allow, deny, secondsUntil, type Decision } from '../decision.js';
+import type { AnyBudget, BudgetReservation, GrantPlan } from '../grants.js';
+import { announcementOf, domainOf, isFinished, type BudgetCensus, type WorldView } from '../world.js';
+import { isOneOf, isResource, objects, parseTime, qualified, type RuleInput } from './common.js';
+
+// ---------------------------------------------------------------- room (PodDisruptionBudget arithmetic)
+
+/**
+ * How many of `expected` servers may be unavailable: an integer as is; a percentage rounds UP, as
+ * PodDisruptionBudget maxUnavailable does (`ceil(pct * expected / 100)`). A malformed value allows 0.
+ */
+export function maxAllowedUnavailable(maxUnavailable: number | string | undefined, expected: number): number {
+  if (typeof maxUnavailable === 'number')
+    return Number.isInteger(maxUnavailable) && maxUnavailable >= 0 ? maxUnavailable : 0;
+  const match = /^(\d{1,3})%$/.exec(maxUnavailable ?? '');
+  if (!match) return 0;
+  const pct = Math.min(100, Number(match[1]));
+  return Math.ceil((pct * expected) / 100);
+}
+
+export interface RoomInput {
+  budget: AnyBudget;
+  reservation: BudgetReservation;
+  server: string;
+  maintenanceUID: string;
+  ledgerCap: number;
+  /** Maintenances on this server the caches show finished: their leftover entries do not hold it. */
+  finishedOnServer: ReadonlySet<string>;
+}
+
+export type RoomCheck =
+  | { kind: 'present' }
+  | { kind: 'fits'; allowed: number; inUse: number; expected: number; alreadyUnavailable: boolean }
+  | {
+      kind: 'denied';
+      code: Code;
+      message: string;
+      retryAfterSeconds: number;
+      allowed?: number;
+      inUse?: number;
+    };
+
+export function describeBudget(reservation: BudgetReservation): string {
+  const { ref, domain } = reservation;
+  const name = qualified(ref.namespace, ref.name);
+  return `${ref.kind} ${name}${domain ? ` (domain ${JSON.stringify(domain)})` : ''}`;
+}
+
+/**
+ * Whether a budget, as just read, has room for this maintenance's server. Unavailable = servers with a
+ * grant in this domain's ledger ∪ servers unavailable for other reasons (the census), counted once each.
+ * A server already counted needs no new room.
+ */
+export function checkRoom(input: RoomInput): RoomCheck {
+  const { budget, reservation, server, maintenanceUID } = input;
+  const what = describeBudget(reservation);
+  const grants = budget.status?.grants ?? [];
+  if (grants.some((g) => g.maintenanceUID === maintenanceUID)) return { kind: 'present' };
+  const holder = grants.find(
+    (g) =>
+      g.server === server &&
+      g.maintenanceUID !== maintenanceUID &&
+      !input.finishedOnServer.has(g.maintenanceUID),
+  );
+  if (holder) {
+    return {
+      kind: 'denied',
+      code: Codes.SERVER_BUSY,
+      message: `server ${server} is held by maintenance ${qualified(holder.maintenance.namespace, holder.maintenance.name)} (grant in ${what})`,
+      retryAfterSeconds: 30,
+    };
+  }
+  if (budget.spec.paused === true) {
+    return { kind: 'denied', code: Codes.BUDGET_PAUSED, message: `${what} is paused`, retryAfterSeconds: 60 };
+  }
+  const generation = budget.metadata.generation ?? 0;
+  if ((budget.status?.observedGeneration ?? 0) < generation) {
+    // Like the Eviction API: a budget whose status predates its spec can't be trusted (429, retry 10s).
+    return {
+      kind: 'denied',
+      code: Codes.BUDGET_STALE,
+      message: `${what} status is stale (observedGeneration ${budget.status?.observedGeneration ?? 0} < generation ${generation})`,
+      retryAfterSeconds: 10,
+    };
+  }
+  if (grants.length >= input.ledgerCap) {
+    return {
+      kind: 'denied',
+      code: Codes.BUDGET_LEDGER_FULL,
+      message: `${what} ledger holds ${grants.length} grants (cap ${input.ledgerCap})`,
+      retryAfterSeconds: 60,
+    };
+  }
+  const { census, domain } = reservation;
+  const counted = new Set<string>(census.unavailable);
+  for (const g of grants) if ((g.domain ?? '') === domain) counted.add(g.server);
+  const allowed = maxAllowedUnavailable(budget.spec.maxUnavailable, census.expected);
+  const inUse = counted.size;
+  const alreadyUnavailable = counted.has(server);
+  if (alreadyUnavailable || inUse + 1 <= allowed) {
+    return { kind: 'fits', allowed, inUse, expected: census.expected, alreadyUnavailable };
+  }
+  return {
+    kind: 'denied',
+    code: Codes.BUDGET_EXHAUSTED,
+    message:
+      `${what}: ${inUse} unavailable, ${allowed} allowed ` +
+      `(maxUnavailable ${JSON.stringify(budget.spec.maxUnavailable)} of ${census.expected} servers)`,
+    retryAfterSeconds: 30,
+    allowed,
+    inUse,
+  };
+}
+
+/** The ledger entry a grant writes. */
+export function ledgerEntry(plan: GrantPlan, reservation: BudgetReservation, grantedAt: Date): LedgerEntry {
+  return {
+    maintenanceUID: plan.maintenance.uid,
+    maintenance: { namespace: plan.maintenance.namespace, name: plan.maintenance.name },
+    server: plan.server,
+    ...(plan.claim ? { claim: plan.claim } : {}),
+    ...(reservation.domain ? { domain: reservation.domain } : {}),
+    grantedAt: grantedAt.toISOString(),
+  };
+}
+
+// ---------------------------------------------------------------- approval
+
+export type ApprovalVerdict =
+  | { ok: true; source: ApprovalSource; detail?: string }
+  | { ok: false; code: Code; message: string; retryAt?: number };
+
+/**
+ * The deadline the tenant works against: the announced one (what the tenant was told), else the spec's,
+ * else announcement + the class deadline; never earlier than announcement + the class's minNotice.
+ * Undefined while the maintenance is not announced to the claim: no deadline runs before the tenant knows.
+ */
+export function effectiveDeadline(
+  m: ServerMaintenance,
+  claim: ServerClaim | undefined,
+  policy: Policy,
+): number | undefined {
+  const announcement = announcementOf(claim, m.metadata.uid ?? '');
+  const announcedAt = parseTime(announcement?.announcedAt);
+  if (announcedAt === undefined) return undefined;
+  const cls = classPolicy(policy, m.spec.class);
+  const stated = parseTime(announcement?.deadline) ?? parseTime(m.spec.approval?.deadline);
+  const deadline = stated ?? announcedAt + durationMs(cls.deadline);
+  return Math.max(deadline, announcedAt + durationMs(cls.minNotice));
+}
+
+export function approvalRequired(m: ServerMaintenance, policy: Policy): boolean {
+  return m.spec.approval?.required ?? classPolicy(policy, m.spec.class).approvalRequired;
+}
+
+function hasConsumer(claim: ServerClaim, policy: Policy): boolean {
+  if ((claim.metadata.ownerReferences ?? []).length > 0) return true;
+  const keys = new Set([
+    ...Object.keys(claim.metadata.labels ?? {}),
+    ...Object.keys(claim.metadata.annotations ?? {}),
+  ]);
+  return policy.autoApproval.consumerLabels.some((k) => keys.has(k));
+}
+
+/** The first auto-approval rule that applies now, and the earliest time one would apply otherwise. */
+function autoApproval(
+  m: ServerMaintenance,
+  claim: ServerClaim,
+  announcedAt: number,
+  policy: Policy,
+  now: number,
+): { rule?: string; next?: number } {
+  const uid = m.metadata.uid ?? '';
+  const cls = m.spec.class ?? 'Planned';
+  const answered = [
+    ...(claim.spec.maintenance?.approvals ?? []),
+    ...(claim.spec.maintenance?.deferrals ?? []),
+  ].some((x) => x.maintenanceUID === uid);
+  let next: number | undefined;
+  for (const rule of policy.autoApproval.rules) {
+    if (!rule.classes.includes(cls)) continue;
+    if (rule.namespaces && !rule.namespaces.includes(claim.metadata.namespace ?? '')) continue;
+    const holds = rule.when === 'NoConsumer' ? !hasConsumer(claim, policy) : !answered;
+    if (!holds) continue;
+    const at = announcedAt + durationMs(rule.after);
+    if (now >= at) return { rule: rule.name };
+    next = next === undefined ? at : Math.min(next, at);
+  }
+  return { next };
+}
+
+/** Whether the claim owner's side lets the maintenance start now (see docs/webhook.md, "Eviction"). */
+export function approvalVerdict(
+  m: ServerMaintenance,
+  server: Server,
+  claim: ServerClaim | undefined,
+  policy: Policy,
+  now: Date,
+): ApprovalVerdict {
+  const claimRef = server.spec.serverClaimRef;
+  if (!claimRef || !approvalRequired(m, policy)) return { ok: true, source: 'NotRequired' };
+  const claimName = qualified(claimRef.namespace, claimRef.name);
+  if (!claim) {
+    return {
+      ok: false,
+      code: Codes.CLAIM_NOT_FOUND,
+      message: `claim ${claimName} of server ${server.metadata.name ?? ''} is not known (yet)`,
+      retryAt: now.getTime() + 10_000,
+    };
+  }
+  const uid = m.metadata.uid ?? '';
+  const t = now.getTime();
+  const announcement = announcementOf(claim, uid);
+  const deadline = effectiveDeadline(m, claim, policy);
+  const deferral = claim.spec.maintenance?.deferrals?.find((d) => d.maintenanceUID === uid);
+  const deferredUntil = parseTime(deferral?.until);
+  if (deferredUntil !== undefined && t < deferredUntil && (deadline === undefined || t < deadline)) {
+    return {
+      ok: false,
+      code: Codes.DEFERRED,
+      message: `claim ${claimName} deferred this maintenance until ${deferral!.until}`,
+      retryAt: deferredUntil,
+    };
+  }
+  const approval = claim.spec.maintenance?.approvals?.find((a) => a.maintenanceUID === uid);
+  if (approval) return { ok: true, source: 'Owner', detail: approval.approvedBy };
+  if (!announcement) {
+    return {
+      ok: false,
+      code: Codes.APPROVAL_MISSING,
+      message: `maintenance is not announced to claim ${claimName} yet; it needs the claim's approval`,
+      retryAt: t + 30_000,
+    };
+  }
+  const mode = claim.spec.maintenance?.approvalMode ?? policy.approval.defaultMode;
+  if (mode === 'Automatic') return { ok: true, source: 'Standing' };
+  if (deadline !== undefined && t >= deadline) return { ok: true, source: 'Deadline' };
+  const auto = autoApproval(m, claim, parseTime(announcement.announcedAt) ?? t, policy, t);
+  if (auto.rule) return { ok: true, source: 'Policy', detail: auto.rule };
+  const retryAt = [deadline, auto.next]
+    .filter((x): x is number => x !== undefined)
+    .reduce((a, b) => Math.min(a, b), Infinity);
+  return {
+    ok: false,
+    code: Codes.APPROVAL_MISSING,
+    message: `claim ${claimName} has not approved this maintenance${deadline !== undefined ? `; it proceeds without approval at ${new Date(deadline).toISOString()}` : ''}`,
+    ...(Number.isFinite(retryAt) ? { retryAt } : {}),
+  };
+}
+
+// ---------------------------------------------------------------- the decision
+
+export type EvictionOutcome =
+  | { kind: 'decision'; decision: Decision }
+  | { kind: 'grant'; plan: GrantPlan; warnings: string[]; source: ApprovalSource };
+
+/** Whether the request is the status write that moves a ServerMaintenance into InMaintenance. */
+export function isInMaintenanceTransition(input: RuleInput): boolean {
+  const { request } = input;
+  if (
+    !isResource(request, MAINTENANCE_GROUP, 'servermaintenances', 'status') ||
+    request.operation !== 'UPDATE'
+  )
+    return false;
+  const { object, oldObject } = objects<ServerMaintenance>(request);
+  return object?.status?.state === 'InMaintenance' && oldObject?.status?.state !== 'InMaintenance';
+}
+
+function retryDenial(code: Code, message: string, at: number | undefined, now: Date): Decision {
+  return deny(code, message, { retryAfterSeconds: at !== undefined ? secondsUntil(at, now) : 30 });
+}
+
+function otherActive(m: ServerMaintenance, server: Server, world: WorldView): string | undefined {
+  const uid = m.metadata.uid ?? '';
+  const active = server.status?.maintenance?.activeMaintenanceRef;
+  if (server.status?.maintenance?.state === 'InMaintenance' && active && active.uid !== uid) {
+    const known = world.getMaintenance(active.namespace ?? '', active.name);
+    if (!known || !isFinished(known)) return qualified(active.namespace, active.name);
+  }
+  const legacy = server.spec.serverMaintenanceRef;
+  if (legacy && !(legacy.name === m.metadata.name && legacy.namespace === m.metadata.namespace)) {
+    return `${qualified(legacy.namespace, legacy.name)} (legacy serverMaintenanceRef)`;
+  }
+  const other = world
+    .maintenancesByServer(server.metadata.name ?? '')
+    .find((o) => o.metadata.uid !== uid && !isFinished(o) && o.status?.state === 'InMaintenance');
+  return other ? qualified(other.metadata.namespace, other.metadata.name) : undefined;
+}
+
+function reservations(server: Server, claim: ServerClaim | undefined, world: WorldView): BudgetReservation[] {
+  const name = server.metadata.name ?? '';
+  // A fixed order (fleet budgets by name, then tenant budgets by namespace/name) so two maintenances
+  // competing for the same budgets reserve them in the same sequence.
+  const fleet = [...world.serverBudgetsFor(name)]
+    .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))
+    .map((b) => {
+      const domain = domainOf(server, b.spec.topologyKey);
+      const census: BudgetCensus = world.serverBudgetCensus(b.metadata.name ?? '', domain);
+      return {
+        ref: { kind: 'ServerDisruptionBudget' as const, name: b.metadata.name ?? '' },
+        domain,
+        census,
+      };
+    });
+  const tenant = claim
+    ? [...world.claimBudgetsFor(claim.metadata.namespace ?? '', claim.metadata.name ?? '')]
+        .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))
+        .map((b) => ({
+          ref: {
+            kind: 'ServerClaimDisruptionBudget' as const,
+            namespace: b.metadata.namespace ?? '',
+            name: b.metadata.name ?? '',
+          },
+          domain: '',
+          census: world.claimBudgetCensus(b.metadata.namespace ?? '', b.metadata.name ?? ''),
+        }))
+    : [];
+  return [...fleet, ...tenant];
+}
+
+/**
+ * Decides the InMaintenance transition up to the budgets: writer, approval, notBefore, window,
+ * exclusivity. Returns either a final decision or the GrantPlan to execute.
+ */
+export function decideEviction(input: RuleInput): EvictionOutcome {
+  const { request, world, policy, now } = input;
+  const done = (decision: Decision): EvictionOutcome => ({ kind: 'decision', decision });
+  if (!isInMaintenanceTransition(input)) return done(allow());
+  // Checked here too (contract.ts checks it for every status write): a grant must never be written for
+  // a write that another validator will refuse, or anybody could drain a budget for a TTL.
+  if (!isOneOf(request.userInfo, policy.writers.maintenanceStatus)) {
+    return done(
+      deny(
+        Codes.FORBIDDEN_WRITER,
+        `only the maintenance controllers may move a ServerMaintenance into InMaintenance, not ${JSON.stringify(request.userInfo.username ?? '')}`,
+      ),
+    );
+  }
+  const m = objects<ServerMaintenance>(request).object!;
+  const serverName = m.spec.serverRef.name;
+  const server = world.getServer(serverName);
+  if (!server)
+    return done(
+      deny(Codes.SERVER_NOT_FOUND, `server ${serverName} is not known (yet)`, { retryAfterSeconds: 10 }),
+    );
+  const claimRef = server.spec.serverClaimRef;
+  const claim = claimRef ? world.getClaim(claimRef.namespace, claimRef.name) : undefined;
+
+  const verdict = approvalVerdict(m, server, claim, policy, now);
+  if (!verdict.ok) return done(retryDenial(verdict.code, verdict.message, verdict.retryAt, now));
+
+  const announcement = announcementOf(claim, m.metadata.uid ?? '');
+  const notBefore =
+    parseTime(m.spec.approval?.notBefore) ??
+    parseTime(announcement?.notBefore) ??
+    parseTime(m.status?.notBefore);
+  if (notBefore !== undefined && now.getTime() < notBefore) {
+    return done(
+      retryDenial(
+        Codes.NOT_BEFORE,
+        `maintenance may not start before ${new Date(notBefore).toISOString()}`,
+        notBefore,
+        now,
+      ),
+    );
+  }
+  if (classPolicy(policy, m.spec.class).requireWindow && !inWindow(policy, now)) {
+    const opens = nextWindowOpening(policy, now);
+    return done(
+      retryDenial(
+        Codes.OUTSIDE_WINDOW,
+        `class ${m.spec.class ?? 'Planned'} maintenance starts only inside a maintenance window${opens ? `; the next opens at ${opens.toISOString()}` : ''}`,
+        opens?.getTime(),
+        now,
+      ),
+    );
+  }
+  const busy = otherActive(m, server, world);
+  if (busy)
+    return done(
+      deny(Codes.SERVER_BUSY, `server ${serverName} is already in maintenance ${busy}`, {
+        retryAfterSeconds: 30,
+      }),
+    );
+
+  const finished = world
+    .maintenancesByServer(serverName)
+    .filter(isFinished)
+    .map((o) => o.metadata.uid ?? '');
+  const plan: GrantPlan = {
+    maintenance: {
+      uid: m.metadata.uid ?? '',
+      namespace: m.metadata.namespace ?? request.namespace ?? '',
+      name: m.metadata.name ?? request.name ?? '',
+    },
+    server: serverName,
+    ...(claimRef ? { claim: { namespace: claimRef.namespace, name: claimRef.name } } : {}),
+    reservations: reservations(server, claim, world),
+    ledgerCap: policy.grants.ledgerCap,
+    finishedOnServer: finished,
+  };
+  const warnings =
+    verdict.source === 'Deadline' || verdict.source === 'Policy'
+      ? [`approved without the owner (${verdict.source}${verdict.detail ? `: ${verdict.detail}` : ''})`]
+      : [];
+  return { kind: 'grant', plan, warnings, source: verdict.source };
+}

@@ -1,0 +1,135 @@
+// Placement (WS1): a write that binds a claim to a server is denied when the server is unclaimable
+// (cordoned), carries a NoBind taint the claim does not tolerate, or is in maintenance. Binding writes:
+// Server spec.serverClaimRef set or re-pointed, ServerClaim spec.serverRef set on an existing claim.
+// A claim *created* with a serverRef only asks for that server: it is admitted with a warning and
+// stays unbound (IEP-22). Setting or clearing unclaimable never touches bindings, so it always passes.
+import { METAL_GROUP } from '../../api/metal/v1alpha1/group.js';
+import type { Server } from '../../api/metal/v1alpha1/server.js';
+import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
+import type { Toleration } from '../../api/schema/common.js';
+import { Codes, type Code } from '../codes.js';
+import { allow, deny, type Cause, type Decision } from '../decision.js';
+import { describeTaint, untoleratedNoBindTaints } from '../taints.js';
+import { isFinished, type WorldView } from '../world.js';
+import { isResource, objects, qualified, type RuleInput } from './common.js';
+
+export interface Blocker {
+  code: Code;
+  message: string;
+}
+
+const BLOCKING_MAINTENANCE_STATES = new Set(['Approved', 'InMaintenance']);
+
+/** Why a claim with these tolerations may not bind to the server now; empty when it may. */
+export function bindingBlockers(
+  server: Server,
+  tolerations: readonly Toleration[] | undefined,
+  world: WorldView,
+): Blocker[] {
+  const name = server.metadata.name ?? '';
+  const blockers: Blocker[] = [];
+  if (server.spec.unclaimable === true) {
+    blockers.push({
+      code: Codes.SERVER_UNCLAIMABLE,
+      message: `server ${name} is cordoned (spec.unclaimable)`,
+    });
+  }
+  const taints = untoleratedNoBindTaints(server.spec.taints, tolerations);
+  if (taints.length > 0) {
+    blockers.push({
+      code: Codes.SERVER_TAINTED,
+      message: `server ${name} has NoBind taint(s) the claim does not tolerate: ${taints.map(describeTaint).join(', ')}`,
+    });
+  }
+  const maintenance = maintenanceHolding(server, world);
+  if (maintenance) {
+    blockers.push({
+      code: Codes.SERVER_IN_MAINTENANCE,
+      message: `server ${name} is in maintenance (${maintenance})`,
+    });
+  }
+  return blockers;
+}
+
+/** A description of the maintenance holding the server, if any (typed status, legacy fields, or the index). */
+function maintenanceHolding(server: Server, world: WorldView): string | undefined {
+  const projected = server.status?.maintenance;
+  if (projected && BLOCKING_MAINTENANCE_STATES.has(projected.state)) {
+    const ref = projected.activeMaintenanceRef;
+    return ref ? `${qualified(ref.namespace, ref.name)} is ${projected.state}` : `state ${projected.state}`;
+  }
+  if (server.status?.state === 'Maintenance') return 'legacy state Maintenance';
+  if (server.spec.serverMaintenanceRef)
+    return `legacy serverMaintenanceRef ${qualified(server.spec.serverMaintenanceRef.namespace, server.spec.serverMaintenanceRef.name)}`;
+  const active = world
+    .maintenancesByServer(server.metadata.name ?? '')
+    .find((m) => !isFinished(m) && BLOCKING_MAINTENANCE_STATES.has(m.status?.state ?? ''));
+  return active
+    ? `${qualified(active.metadata.namespace, active.metadata.name)} is ${active.status?.state}`
+    : undefined;
+}
+
+function denyBlocked(what: string, blockers: Blocker[]): Decision {
+  const first = blockers[0]!;
+  const causes: Cause[] = blockers.map((b) => ({ reason: b.code, message: b.message }));
+  return deny(first.code, `${what}: ${blockers.map((b) => b.message).join('; ')}`, { causes });
+}
+
+function serverBinding({ request, world }: RuleInput): Decision {
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
+  const { object: server, oldObject: old } = objects<Server>(request);
+  const ref = server?.spec?.serverClaimRef;
+  if (!server || !ref) return allow();
+  const oldRef = old?.spec?.serverClaimRef;
+  if (oldRef && oldRef.namespace === ref.namespace && oldRef.name === ref.name) return allow();
+  const claim = world.getClaim(ref.namespace, ref.name);
+  const blockers = bindingBlockers(server, claim?.spec.tolerations, world);
+  if (blockers.length === 0) return allow();
+  return denyBlocked(
+    `binding claim ${qualified(ref.namespace, ref.name)} to server ${server.metadata.name ?? ''} is not allowed`,
+    blockers,
+  );
+}
+
+function claimBinding({ request, world }: RuleInput): Decision {
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
+  const { object: claim, oldObject: old } = objects<ServerClaim>(request);
+  const serverName = claim?.spec?.serverRef?.name;
+  if (!claim || !serverName || old?.spec?.serverRef?.name === serverName) return allow();
+  const claimName = qualified(
+    claim.metadata.namespace ?? request.namespace,
+    claim.metadata.name ?? request.name,
+  );
+  const server = world.getServer(serverName);
+  if (request.operation === 'CREATE') {
+    // A request for a server, not a binding: admit, and say why it will wait.
+    if (!server)
+      return allow([
+        `server ${serverName} does not exist (yet); claim ${claimName} stays unbound until it does`,
+      ]);
+    const blockers = bindingBlockers(server, claim.spec.tolerations, world);
+    return allow(blockers.map((b) => `claim ${claimName} stays unbound: ${b.message}`));
+  }
+  if (!server) {
+    return deny(Codes.SERVER_NOT_FOUND, `server ${serverName} is not known (yet)`, { retryAfterSeconds: 10 });
+  }
+  // metal-operator binds the Server first, then records serverRef on the claim: that write follows a
+  // binding that already happened and a later cordon must not strand it.
+  const bound = server.spec.serverClaimRef;
+  if (
+    bound &&
+    bound.name === claim.metadata.name &&
+    bound.namespace === (claim.metadata.namespace ?? request.namespace)
+  ) {
+    return allow();
+  }
+  const blockers = bindingBlockers(server, claim.spec.tolerations, world);
+  if (blockers.length === 0) return allow();
+  return denyBlocked(`binding claim ${claimName} to server ${serverName} is not allowed`, blockers);
+}
+
+export function placement(input: RuleInput): Decision {
+  if (isResource(input.request, METAL_GROUP, 'servers')) return serverBinding(input);
+  if (isResource(input.request, METAL_GROUP, 'serverclaims')) return claimBinding(input);
+  return allow();
+}

@@ -1,0 +1,196 @@
+// The webhook's HTTPS server (fastify). Paths, one per rule (see docs/webhook.md):
+//   POST /validate/{placement,eviction,contract,policy,legacy-labels}   POST /mutate/contract
+//   GET /healthz, /readyz (ready: caches synced and a policy loaded), /metrics
+// A body that is not an AdmissionReview v1 gets a 4xx; every review we can read gets HTTP 200 with a
+// well-formed AdmissionReview whose response.uid is the request's. Dependencies come in by injection
+// so the wiring step can plug informer caches, the API-server BudgetStore and the policy informer in.
+import type { Server as TlsServer } from 'node:tls';
+import {
+  fastify,
+  LogController,
+  type FastifyError,
+  type FastifyInstance,
+  type FastifyReply,
+  type FastifyRequest,
+} from 'fastify';
+import { Registry } from 'prom-client';
+import { isMetalError } from '../lib/errors.js';
+import { silentLogger, type Logger } from '../lib/log.js';
+import type { PolicyStore } from '../lib/policy/store.js';
+import { parseAdmissionReview, resourceKey, toAdmissionResponse } from './admission.js';
+import type { GrantFunction } from './grants.js';
+import { createMetrics, type WebhookMetrics } from './metrics.js';
+import { hasRule, review, type ReviewType } from './review.js';
+import type { PolicyConfigMapRef } from './rules/common.js';
+import type { CertPair, CertReloader } from './tls.js';
+import type { WorldView } from './world.js';
+
+/** An UPDATE review carries object and oldObject, each up to etcd's 1.5 MiB: 6 MiB leaves room. */
+export const DEFAULT_BODY_LIMIT = 6 * 1024 * 1024;
+
+export interface WebhookServerOptions {
+  world: WorldView;
+  policies: PolicyStore;
+  grant: GrantFunction;
+  /** Whether the informer caches are synced (the wiring step's); readiness also needs a policy. */
+  isReady: () => boolean;
+  clock?: () => Date;
+  logger?: Logger;
+  registry?: Registry;
+  /** Serve HTTPS with this pair; without it the server speaks plain HTTP (inject() tests). */
+  tls?: CertPair;
+  bodyLimit?: number;
+  policyConfigMap?: PolicyConfigMapRef;
+  /** Above the API server's idle timeout, so it reuses connections (Pepr uses 90 s). */
+  keepAliveTimeoutMs?: number;
+}
+
+export interface WebhookServer {
+  app: FastifyInstance;
+  metrics: WebhookMetrics;
+  registry: Registry;
+  /** Swaps the serving certificate for new connections; existing ones keep theirs. */
+  setCertificate(pair: CertPair): void;
+  /** Polls a CertReloader and swaps every valid new pair in (stopped on close). */
+  watchCertificates(reloader: CertReloader): void;
+}
+
+interface ReviewParams {
+  type: ReviewType;
+  rule: string;
+}
+
+function fourHundred(
+  reply: FastifyReply,
+  metrics: WebhookMetrics,
+  status: number,
+  reason: string,
+  message: string,
+) {
+  metrics.malformed.inc({ reason });
+  return reply.code(status).send({ code: status, reason, message });
+}
+
+export function createWebhookServer(options: WebhookServerOptions): WebhookServer {
+  const logger = options.logger ?? silentLogger;
+  const registry = options.registry ?? new Registry();
+  const metrics = createMetrics(registry);
+  const clock = options.clock ?? (() => new Date());
+  const app = fastify({
+    loggerInstance: logger,
+    // Our own line per review carries the uid; fastify's per-request lines would add nothing.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+    keepAliveTimeout: options.keepAliveTimeoutMs ?? 90_000,
+    return503OnClosing: true,
+    ...(options.tls ? { https: { key: options.tls.key, cert: options.tls.cert } } : {}),
+  }) as unknown as FastifyInstance;
+
+  app.setErrorHandler((error: FastifyError, _request, reply) => {
+    // Parse errors, oversized bodies, wrong content types: not an AdmissionReview, so a 4xx.
+    const status =
+      error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
+    if (status === 500) logger.error({ err: error.message, code: error.code }, 'unexpected error');
+    return fourHundred(
+      reply,
+      metrics,
+      status,
+      error.code ?? 'Error',
+      status === 500 ? 'internal error' : error.message,
+    );
+  });
+
+  const handle = async (type: ReviewType, rule: string, request: FastifyRequest, reply: FastifyReply) => {
+    if (!hasRule(type, rule))
+      return fourHundred(reply, metrics, 404, 'UnknownRule', `no ${type} rule ${JSON.stringify(rule)}`);
+    const started = process.hrtime.bigint();
+    let admission;
+    try {
+      admission = parseAdmissionReview(request.body);
+    } catch (e) {
+      return fourHundred(
+        reply,
+        metrics,
+        400,
+        'InvalidReview',
+        isMetalError(e) ? e.message : 'not an AdmissionReview v1',
+      );
+    }
+    const { decision, grant } = await review(type, rule, admission, {
+      world: options.world,
+      policies: options.policies,
+      grant: options.grant,
+      clock,
+      ...(options.policyConfigMap ? { policyConfigMap: options.policyConfigMap } : {}),
+    });
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const result = decision.allowed ? 'allowed' : decision.status >= 500 ? 'error' : 'denied';
+    metrics.decisions.inc({ type, rule, result, code: decision.code });
+    metrics.duration.observe({ type, rule }, seconds);
+    if (grant) {
+      metrics.grants.inc({ result: grant.granted ? 'granted' : 'denied', dry_run: String(grant.dryRun) });
+      if (grant.conflicts > 0) metrics.grantConflicts.inc(grant.conflicts);
+      if (grant.retries > 0) metrics.grantRetries.inc(grant.retries);
+    }
+    // Names and codes only: never object bodies (they may hold secrets) nor patches.
+    logger[decision.allowed ? 'debug' : 'info'](
+      {
+        uid: admission.uid,
+        type,
+        rule,
+        resource: resourceKey(admission),
+        operation: admission.operation,
+        namespace: admission.namespace,
+        name: admission.name,
+        user: admission.userInfo.username,
+        dryRun: admission.dryRun === true,
+        allowed: decision.allowed,
+        code: decision.code,
+        ms: Math.round(seconds * 1000),
+      },
+      decision.allowed ? 'admitted' : `denied: ${decision.message}`,
+    );
+    return reply.code(200).send(toAdmissionResponse(admission.uid, decision));
+  };
+
+  app.post<{ Params: ReviewParams }>('/:type/:rule', async (request, reply) => {
+    const { type, rule } = request.params;
+    if (type !== 'validate' && type !== 'mutate')
+      return fourHundred(reply, metrics, 404, 'NotFound', 'no such path');
+    return handle(type, rule, request, reply);
+  });
+
+  app.get('/healthz', async (_request, reply) => reply.code(200).send('ok'));
+  app.get('/readyz', async (_request, reply) => {
+    const cachesSynced = options.isReady();
+    const policyLoaded = options.policies.isLoaded();
+    const ready = cachesSynced && policyLoaded;
+    return reply.code(ready ? 200 : 503).send({ ready, cachesSynced, policyLoaded });
+  });
+  app.get('/metrics', async (_request, reply) =>
+    reply.header('content-type', registry.contentType).send(await registry.metrics()),
+  );
+
+  const setCertificate = (pair: CertPair) => {
+    (app.server as unknown as TlsServer).setSecureContext({ key: pair.key, cert: pair.cert });
+  };
+  let reloaders: CertReloader[] = [];
+  app.addHook('onClose', (_instance, done) => {
+    for (const r of reloaders) r.stop();
+    reloaders = [];
+    done();
+  });
+
+  return {
+    app,
+    metrics,
+    registry,
+    setCertificate,
+    watchCertificates(reloader) {
+      reloaders.push(reloader);
+      reloader.start(setCertificate, (result) => {
+        if (result !== 'unchanged') metrics.tlsReloads.inc({ result });
+      });
+    },
+  };
+}

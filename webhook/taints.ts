@@ -1,0 +1,27 @@
+// Taint/toleration matching with upstream metal-operator's rules (internal/controller/taints.go):
+// keys must match (an empty-key toleration does NOT match everything, unlike Kubernetes); a toleration
+// effect, if set, must equal the taint's (a taint's effect defaults to NoBind); Exists ignores the value;
+// Equal or no operator compares values. Only NoBind taints block binding.
+import type { Taint, Toleration } from '../api/schema/common.js';
+
+export function tolerates(toleration: Toleration, taint: Taint): boolean {
+  if (toleration.key !== taint.key) return false;
+  const taintEffect = taint.effect ?? 'NoBind';
+  if (toleration.effect && toleration.effect !== taintEffect) return false;
+  if (toleration.operator === 'Exists') return true;
+  return (toleration.value ?? '') === (taint.value ?? '');
+}
+
+/** NoBind taints of a server that none of the tolerations tolerates. */
+export function untoleratedNoBindTaints(
+  taints: readonly Taint[] | undefined,
+  tolerations: readonly Toleration[] | undefined,
+): Taint[] {
+  return (taints ?? []).filter(
+    (t) => (t.effect ?? 'NoBind') === 'NoBind' && !(tolerations ?? []).some((tol) => tolerates(tol, t)),
+  );
+}
+
+export function describeTaint(t: Taint): string {
+  return `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect ?? 'NoBind'}`;
+}

@@ -1,0 +1,134 @@
+// Serving certificate from files, re-read when it rotates, without a restart. Kubernetes updates a
+// Secret volume by swapping a `..data` symlink, which a file watch on tls.crt misses after the first
+// rotation, so we poll: re-read both files, compare a hash, check that the key belongs to the
+// certificate, and only then hand the pair over (fastify: server.setSecureContext). A half-written
+// pair (cert rotated, key not yet) fails the check and is retried at the next poll; the old pair stays.
+import { createHash, createPrivateKey, X509Certificate } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { createSecureContext } from 'node:tls';
+import { defineError, errorMessage } from '../lib/errors.js';
+import type { Logger } from '../lib/log.js';
+
+export interface CertPair {
+  key: Buffer;
+  cert: Buffer;
+}
+
+export interface CertFiles {
+  certFile: string;
+  keyFile: string;
+}
+
+export const certInvalid = defineError(
+  'METAL_ERR_TLS_INVALID',
+  (why: string) => `serving certificate rejected: ${why}`,
+);
+
+/** Checks that key and certificate form a usable pair; throws METAL_ERR_TLS_INVALID if not. */
+export function validatePair(pair: CertPair): X509Certificate {
+  let x509: X509Certificate;
+  try {
+    x509 = new X509Certificate(pair.cert);
+    if (!x509.checkPrivateKey(createPrivateKey(pair.key)))
+      throw new Error('private key does not match the certificate');
+    createSecureContext({ key: pair.key, cert: pair.cert });
+  } catch (e) {
+    throw certInvalid(errorMessage(e));
+  }
+  return x509;
+}
+
+export async function readPair(files: CertFiles): Promise<CertPair> {
+  const [cert, key] = await Promise.all([readFile(files.certFile), readFile(files.keyFile)]);
+  return { cert, key };
+}
+
+const hashOf = (pair: CertPair) =>
+  createHash('sha256').update(pair.cert).update('\0').update(pair.key).digest('hex');
+
+export type ReloadResult = 'unchanged' | 'reloaded' | 'invalid' | 'error';
+
+export interface CertReloaderOptions {
+  intervalMs?: number;
+  logger?: Logger;
+  /** Told about every check that found something (for metrics). */
+  onResult?: (result: ReloadResult) => void;
+}
+
+export class CertReloader {
+  readonly #files: CertFiles;
+  readonly #options: CertReloaderOptions;
+  #hash: string | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #apply: ((pair: CertPair) => void) | undefined;
+  #checking: Promise<ReloadResult> | undefined;
+  #onResult: ((result: ReloadResult) => void) | undefined;
+
+  constructor(files: CertFiles, options: CertReloaderOptions = {}) {
+    this.#files = files;
+    this.#options = options;
+  }
+
+  /** Reads and validates the current pair; throws when it is unusable (at startup there is no old one). */
+  async load(): Promise<CertPair> {
+    const pair = await readPair(this.#files);
+    validatePair(pair);
+    this.#hash = hashOf(pair);
+    return pair;
+  }
+
+  /** One poll: swaps in the pair if it changed and is valid. Never throws. */
+  check(): Promise<ReloadResult> {
+    // One check at a time: a slow disk must not make two overlapping swaps.
+    this.#checking ??= this.#check().finally(() => (this.#checking = undefined));
+    return this.#checking;
+  }
+
+  async #check(): Promise<ReloadResult> {
+    let result: ReloadResult;
+    try {
+      const pair = await readPair(this.#files);
+      const hash = hashOf(pair);
+      if (hash === this.#hash) return 'unchanged';
+      try {
+        const x509 = validatePair(pair);
+        this.#apply?.(pair);
+        this.#hash = hash;
+        this.#options.logger?.info(
+          { subject: x509.subject, validTo: x509.validTo, serial: x509.serialNumber },
+          'serving certificate reloaded',
+        );
+        result = 'reloaded';
+      } catch (e) {
+        this.#options.logger?.warn(
+          { err: errorMessage(e) },
+          'new serving certificate not usable yet; keeping the old one',
+        );
+        result = 'invalid';
+      }
+    } catch (e) {
+      this.#options.logger?.warn(
+        { err: errorMessage(e) },
+        'cannot read serving certificate files; keeping the old one',
+      );
+      result = 'error';
+    }
+    this.#options.onResult?.(result);
+    this.#onResult?.(result);
+    return result;
+  }
+
+  /** Starts polling; `apply` receives each new valid pair, `onResult` every check's outcome. */
+  start(apply: (pair: CertPair) => void, onResult?: (result: ReloadResult) => void): void {
+    this.#apply = apply;
+    this.#onResult = onResult;
+    this.stop();
+    this.#timer = setInterval(() => void this.check(), this.#options.intervalMs ?? 30_000);
+    this.#timer.unref();
+  }
+
+  stop(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = undefined;
+  }
+}
