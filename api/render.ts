@@ -15,7 +15,12 @@ export function renderCRDs(): Map<string, string> {
   }
   files.set(
     'kustomization.yaml',
-    HEADER + stringify({ apiVersion: 'kustomize.config.k8s.io/v1beta1', kind: 'Kustomization', resources: names.sort() }),
+    HEADER +
+      stringify({
+        apiVersion: 'kustomize.config.k8s.io/v1beta1',
+        kind: 'Kustomization',
+        resources: names.sort(),
+      }),
   );
   return files;
 }

@@ -1,12 +1,25 @@
 // Kubernetes and IronCore types shared by several kinds.
 import { Type, type Static } from '@sinclair/typebox';
-import { StringEnum, Int64, Time, MapList, StringMap, immutable, type FieldOptions, k8sOptions } from './types.js';
+import {
+  StringEnum,
+  Int64,
+  Time,
+  MapList,
+  StringMap,
+  immutable,
+  type FieldOptions,
+  k8sOptions,
+} from './types.js';
 
 export const ConditionStatus = StringEnum(['True', 'False', 'Unknown'] as const);
 
 /** metav1.Condition. */
 export const Condition = Type.Object({
-  type: Type.String({ maxLength: 316, pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$' }),
+  type: Type.String({
+    maxLength: 316,
+    pattern:
+      '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$',
+  }),
   status: ConditionStatus,
   observedGeneration: Type.Optional(Int64({ minimum: 0 })),
   lastTransitionTime: Time(),
@@ -20,7 +33,10 @@ export const Conditions = (description = 'Observations of the object, one per co
 
 /** corev1.LocalObjectReference as IronCore uses it. */
 export const LocalObjectReference = (options: FieldOptions = {}) =>
-  Type.Object({ name: Type.String({ description: 'Name of the referent.' }) }, { ...k8sOptions(options), 'x-kubernetes-map-type': 'atomic' });
+  Type.Object(
+    { name: Type.String({ description: 'Name of the referent.' }) },
+    { ...k8sOptions(options), 'x-kubernetes-map-type': 'atomic' },
+  );
 export type LocalObjectReference = { name: string };
 
 /** IronCore ObjectReference {namespace, name}. */
@@ -70,13 +86,19 @@ export const LabelSelector = (options: FieldOptions = {}) =>
   Type.Object(
     {
       matchLabels: Type.Optional(StringMap()),
-      matchExpressions: Type.Optional(Type.Array(LabelSelectorRequirement, { 'x-kubernetes-list-type': 'atomic' })),
+      matchExpressions: Type.Optional(
+        Type.Array(LabelSelectorRequirement, { 'x-kubernetes-list-type': 'atomic' }),
+      ),
     },
     { ...k8sOptions(options), 'x-kubernetes-map-type': 'atomic' },
   );
 export type LabelSelector = {
   matchLabels?: Record<string, string>;
-  matchExpressions?: { key: string; operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist'; values?: string[] }[];
+  matchExpressions?: {
+    key: string;
+    operator: 'In' | 'NotIn' | 'Exists' | 'DoesNotExist';
+    values?: string[];
+  }[];
 };
 
 export const Power = StringEnum(['On', 'Off'] as const);
@@ -89,7 +111,10 @@ export const TaintEffect = StringEnum(['NoBind', 'Evict'] as const);
 export type TaintEffect = 'NoBind' | 'Evict';
 
 export const Taint = Type.Object({
-  key: Type.String({ minLength: 1, description: 'The taint key; automation uses its own key so it never removes an admin taint.' }),
+  key: Type.String({
+    minLength: 1,
+    description: 'The taint key; automation uses its own key so it never removes an admin taint.',
+  }),
   value: Type.Optional(Type.String()),
   effect: Type.Optional(TaintEffect),
 });

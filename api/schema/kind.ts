@@ -44,7 +44,9 @@ type Envelope<Body extends Record<string, TSchema>> = {
   metadata: typeof MetadataSchema;
 } & Body;
 
-export interface KindDefinition<Body extends Record<string, TSchema> = Record<string, TSchema>> extends KindNames {
+export interface KindDefinition<
+  Body extends Record<string, TSchema> = Record<string, TSchema>,
+> extends KindNames {
   description: string;
   apiVersion: string;
   schema: TObject<Envelope<Body>>;
@@ -55,7 +57,9 @@ export interface KindDefinition<Body extends Record<string, TSchema> = Record<st
 /** The object type a kind definition describes. */
 export type ObjectOf<D> = D extends KindDefinition<infer B> ? Static<TObject<Envelope<B>>> : never;
 
-export function defineKind<Body extends Record<string, TSchema>>(input: KindInput<Body>): KindDefinition<Body> {
+export function defineKind<Body extends Record<string, TSchema>>(
+  input: KindInput<Body>,
+): KindDefinition<Body> {
   const body = input.body;
   const schema = Type.Object(
     {
@@ -63,7 +67,7 @@ export function defineKind<Body extends Record<string, TSchema>>(input: KindInpu
       kind: Type.Optional(Type.String()),
       metadata: MetadataSchema,
       ...body,
-    } as Envelope<Body>,
+    },
     { ...k8sOptions({ description: input.description, rules: input.rules }) },
   );
   const printerColumns = [

@@ -115,5 +115,8 @@ export function KnownString<const T extends readonly string[]>(
 ): TUnsafe<T[number] | (string & {})> {
   const known = `Known values: ${values.join(', ')}.`;
   const description = options.description ? `${options.description} ${known}` : known;
-  return Type.Unsafe<T[number] | (string & {})>({ ...k8sOptions({ ...options, description }), type: 'string' });
+  return Type.Unsafe<T[number] | (string & {})>({
+    ...k8sOptions({ ...options, description }),
+    type: 'string',
+  });
 }

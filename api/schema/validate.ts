@@ -10,7 +10,10 @@ const addFormats = addFormatsModule as unknown as typeof addFormatsModule.defaul
 
 const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false, allowUnionTypes: true });
 addFormats(ajv, ['date-time', 'byte', 'uri']);
-ajv.addFormat('int32', { type: 'number', validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31 });
+ajv.addFormat('int32', {
+  type: 'number',
+  validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31,
+});
 ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
 for (const keyword of [
   'x-kubernetes-validations',
@@ -47,8 +50,12 @@ function toFieldError(e: ErrorObject): FieldError {
   const base = e.instancePath.replace(/^\//, '').split('/').filter(Boolean).map(decodePointer);
   let message = e.message ?? 'is invalid';
   if (e.keyword === 'required') base.push(String((e.params as { missingProperty: string }).missingProperty));
-  if (e.keyword === 'enum') message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
-  const field = base.reduce((acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg), '');
+  if (e.keyword === 'enum')
+    message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  const field = base.reduce(
+    (acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg),
+    '',
+  );
   return { field: field || '<root>', message };
 }
 
@@ -57,7 +64,10 @@ function decodePointer(seg: string): string {
 }
 
 /** Validates an object against its kind's schema; errors name the field and what was expected. */
-export function validateObject<D extends KindDefinition>(def: D, value: unknown): ValidationResult<ObjectOf<D>> {
+export function validateObject<D extends KindDefinition>(
+  def: D,
+  value: unknown,
+): ValidationResult<ObjectOf<D>> {
   const fn = validatorFor(def);
   if (fn(value)) return { ok: true, value: value as ObjectOf<D> };
   const seen = new Set<string>();
