@@ -107,7 +107,7 @@ async function writeBoot(
     path,
     { Boot: boot },
     {
-      etag: onSystem ? etag : undefined,
+      etag: onSystem ? etag : system['@Redfish.Settings']?.ETag,
       readEtag: onSystem ? undefined : () => settingsEtag(bmc, path, system),
     },
   );

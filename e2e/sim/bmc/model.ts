@@ -173,6 +173,8 @@ export class SimBmc {
   #versions = new Map<string, number>();
   #events: Event[] = [];
   #seq = 0;
+  /** Bumped when a transition is superseded; its pending events then do nothing. */
+  #generation = 0;
 
   constructor(index: number, profile: SimProfile, etagMode: EtagMode, timing: SimTiming, now: () => number) {
     this.index = index;
@@ -230,7 +232,12 @@ export class SimBmc {
 
   /** Applies a ComputerSystem.Reset. Returns false when another transition is running. */
   reset(type: string): boolean {
-    if (this.transitioning) return false;
+    // Only ForceOff may cut into a running transition (a shutdown that takes too long).
+    if (this.transitioning && !(type === 'ForceOff' && this.#powerTarget === 'Off')) return false;
+    if (type === 'ForceOff' && this.transitioning) {
+      this.#generation += 1;
+      this.power = 'On';
+    }
     this.counters.resets[type] = (this.counters.resets[type] ?? 0) + 1;
     const t = this.timing;
     switch (type) {
@@ -255,6 +262,7 @@ export class SimBmc {
 
   /** A reboot the BMC starts by itself (firmware activation, watchdog, …). */
   bmcInitiatedReboot(): void {
+    this.#generation += 1;
     this.#powerTarget = undefined;
     this.#restart('bmc');
   }
@@ -263,7 +271,9 @@ export class SimBmc {
     this.#powerTarget = to;
     this.power = to === 'On' ? 'PoweringOn' : 'PoweringOff';
     this.bump('system');
+    const generation = this.#generation;
     this.schedule(ms, () => {
+      if (generation !== this.#generation) return;
       this.power = to;
       this.#powerTarget = undefined;
       this.bump('system');
@@ -275,11 +285,14 @@ export class SimBmc {
     this.#powerTarget = 'On';
     this.power = 'PoweringOff';
     this.bump('system');
+    const generation = this.#generation;
     this.schedule(this.timing.restartMs / 2, () => {
+      if (generation !== this.#generation) return;
       this.power = 'PoweringOn';
       this.bump('system');
     });
     this.schedule(this.timing.restartMs, () => {
+      if (generation !== this.#generation) return;
       this.power = 'On';
       this.#powerTarget = undefined;
       this.bump('system');
