@@ -37,7 +37,7 @@ export async function setManagerAttributes(
   const states = await readManagerAttributes(bmc);
   const routed = new Map<SettingsState, Record<string, unknown>>();
   for (const [name, value] of Object.entries(attrs)) {
-    const state = states.length === 1 ? states[0] : states.find((s) => name in s.current);
+    const state = states.find((s) => name in s.current);
     if (!state) throw invalid(`BMC attribute ${name} is not exposed by this BMC`);
     routed.set(state, { ...routed.get(state), [name]: value });
   }

@@ -25,8 +25,6 @@ export interface VendorProfile {
   virtualMedia: {
     /** Where to look first; the other place is the fallback. */
     prefer: 'system' | 'manager';
-    /** Omit Inserted/WriteProtected when true (Supermicro X11/X12 reject them). */
-    omitTrueFlags: boolean;
     /** First rung of the insert retry ladder (0: bare, 1: +TransferProtocolType, …). */
     firstRung: number;
     /** Body of EjectMedia: HPE wants `{}`. */
@@ -44,7 +42,7 @@ export interface VendorProfile {
 
 const base: Omit<VendorProfile, 'name' | 'manufacturer'> = {
   boot: { alwaysSendEnabled: false, alwaysSendMode: false, targetAliases: {}, continuous: true },
-  virtualMedia: { prefer: 'system', omitTrueFlags: false, firstRung: 0, ejectWithEmptyObject: false },
+  virtualMedia: { prefer: 'system', firstRung: 0, ejectWithEmptyObject: false },
   settings: { alwaysSendApplyTime: false },
   hooks: {},
 };
@@ -88,7 +86,7 @@ export const SUPERMICRO: VendorProfile = {
     targetAliases: { Cd: ['UsbCd', 'Cd'] },
     continuous: true,
   },
-  virtualMedia: { ...base.virtualMedia, omitTrueFlags: true, firstRung: 1 },
+  virtualMedia: { ...base.virtualMedia, prefer: 'manager', firstRung: 1 },
 };
 
 export const PROFILES: readonly VendorProfile[] = [DELL, HPE, LENOVO, SUPERMICRO];

@@ -65,19 +65,10 @@ function transferProtocol(image: string): string {
 }
 
 /** The InsertMedia body for one rung of the ladder. */
-export function insertPayload(
-  image: string,
-  rung: number,
-  opts: InsertOptions & { omitTrueFlags: boolean },
-): Record<string, unknown> {
+export function insertPayload(image: string, rung: number, opts: InsertOptions): Record<string, unknown> {
   const body: Record<string, unknown> = { Image: image };
-  const writeProtected = opts.writeProtected ?? true;
-  if (!opts.omitTrueFlags) {
-    body.Inserted = true;
-    body.WriteProtected = writeProtected;
-  } else if (!writeProtected) {
-    body.WriteProtected = false;
-  }
+  // Inserted and WriteProtected default to true; sending them true breaks Supermicro X11/X12.
+  if (opts.writeProtected === false) body.WriteProtected = false;
   if (opts.imageCredentials) {
     body.UserName = opts.imageCredentials.username;
     body.Password = opts.imageCredentials.password;
@@ -115,10 +106,7 @@ async function insertByAction(
   let lastError: unknown;
   for (let rung = profile.firstRung; rung <= MAX_RUNG; rung++) {
     try {
-      await bmc.client.post(
-        target,
-        insertPayload(image, rung, { ...opts, omitTrueFlags: profile.omitTrueFlags }),
-      );
+      await bmc.client.post(target, insertPayload(image, rung, opts));
       return rung;
     } catch (e) {
       lastError = e;
