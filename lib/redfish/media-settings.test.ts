@@ -268,10 +268,13 @@ describe('firmware update', () => {
     const bmc = await openSimBmc(sim, n);
     sim.bmc(n).faults.add({ kind: 'status', status: 400, echo: true, times: 1, path: 'SimpleUpdate' });
     const password = 'Image-Server-Pa55';
-    const e: Error = await simpleUpdate(bmc, {
+    const e = await simpleUpdate(bmc, {
       imageUri: 'http://127.0.0.1:8099/fw/x.bin',
       credentials: { username: 'fw', password },
-    }).catch((x: Error) => x);
+    }).then(
+      () => new Error('expected a failure'),
+      (x: Error) => x,
+    );
     expect(e.message).toContain('[redacted]');
     expect(e.message).not.toContain(password);
     await bmc.close();

@@ -122,14 +122,7 @@ export class Authenticator {
       headers: { 'content-type': 'application/json', accept: 'application/json' },
       body: JSON.stringify({ UserName: this.#username, Password: this.#password }),
     });
-    if (res.status === 401 || res.status === 403) {
-      const err = httpError(res.status, 'POST', path, res.text, this.secrets());
-      throw new RedfishError(
-        RedfishErrorCode.Auth,
-        `login to ${this.#transport.origin} refused (HTTP ${res.status})`,
-        { ...err.details },
-      );
-    }
+    if (res.status === 401 || res.status === 403) return this.#refused(res.status, path, res.text);
     if (NO_SESSION_SERVICE.has(res.status)) return this.#fallBack(`session login answered ${res.status}`);
     if (res.status >= 300) throw httpError(res.status, 'POST', path, res.text, this.secrets());
     const token = res.headers['x-auth-token'];
@@ -139,6 +132,29 @@ export class Authenticator {
       kind: 'session',
       session: { token, location: typeof location === 'string' ? this.#pathOf(location) : undefined },
     };
+  }
+
+  /**
+   * A refused session login. Some BMCs (metal-operator's mock) guard the session collection with
+   * Basic auth itself, so in `auto` mode Basic is tried next; wrong credentials then fail on the
+   * first request, after one re-login, as METAL_ERR_REDFISH_AUTH.
+   */
+  #refused(status: number, path: string, text: string): AuthState {
+    const err = httpError(status, 'POST', path, text, this.secrets());
+    if (this.#mode === 'session') {
+      throw new RedfishError(
+        RedfishErrorCode.Auth,
+        `login to ${this.#transport.origin} refused (HTTP ${status})`,
+        {
+          ...err.details,
+        },
+      );
+    }
+    this.#log.debug(
+      { event: 'redfish.session.refused', status, reason: err.message },
+      'session refused; trying Basic',
+    );
+    return { kind: 'basic' };
   }
 
   #fallBack(why: string): AuthState {
