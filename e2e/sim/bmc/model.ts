@@ -233,29 +233,23 @@ export class SimBmc {
   /** Applies a ComputerSystem.Reset. Returns false when another transition is running. */
   reset(type: string): boolean {
     // Only ForceOff may cut into a running transition (a shutdown that takes too long).
-    if (this.transitioning && !(type === 'ForceOff' && this.#powerTarget === 'Off')) return false;
-    if (type === 'ForceOff' && this.transitioning) {
+    const forcing = type === 'ForceOff' && this.#powerTarget === 'Off';
+    if (this.transitioning && !forcing) return false;
+    if (forcing) {
       this.#generation += 1;
       this.power = 'On';
     }
     this.counters.resets[type] = (this.counters.resets[type] ?? 0) + 1;
     const t = this.timing;
-    switch (type) {
-      case 'On':
-      case 'ForceOn':
-        if (this.power === 'Off') this.#transition('On', t.powerOnMs, 'reset');
-        break;
-      case 'ForceOff':
-        if (this.power === 'On') this.#transition('Off', t.forceOffMs, 'reset');
-        break;
-      case 'GracefulShutdown':
-        if (this.power === 'On') this.#transition('Off', t.gracefulShutdownMs, 'reset');
-        break;
-      case 'PushPowerButton':
-        this.#transition(this.power === 'On' ? 'Off' : 'On', t.powerOnMs, 'reset');
-        break;
-      default:
-        this.#restart('reset');
+    const off: Record<string, number> = { ForceOff: t.forceOffMs, GracefulShutdown: t.gracefulShutdownMs };
+    if (type === 'On' || type === 'ForceOn') {
+      if (this.power === 'Off') this.#transition('On', t.powerOnMs, 'reset');
+    } else if (type in off) {
+      if (this.power === 'On') this.#transition('Off', off[type]!, 'reset');
+    } else if (type === 'PushPowerButton') {
+      this.#transition(this.power === 'On' ? 'Off' : 'On', t.powerOnMs, 'reset');
+    } else {
+      this.#restart('reset');
     }
     return true;
   }
