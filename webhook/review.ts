@@ -1,7 +1,8 @@
 // From an AdmissionRequest to a Decision: pick the rule for the path, check the object against its
 // kind's schema, run the rule (pure), and for the eviction rule execute the grant plan. Exceptions in
 // a rule become a METAL_ERR_INTERNAL denial: the webhook fails closed, and never crashes on input.
-import { kindFor } from '../api/registry.js';
+import { ALL_KINDS } from '../api/registry.js';
+import type { KindDefinition } from '../api/schema/kind.js';
 import { formatFieldErrors, validateObject } from '../api/schema/validate.js';
 import type { PolicyStore } from '../lib/policy/store.js';
 import { errorMessage } from '../lib/errors.js';
@@ -50,37 +51,60 @@ export interface ReviewOutcome {
   grant?: GrantResult;
 }
 
-/** Validates the request's object against its kind's schema; a denial naming the fields when it fails. */
-export function checkObject(request: AdmissionRequest): Decision | undefined {
-  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return undefined;
-  const def = kindFor(
-    request.kind.group ? `${request.kind.group}/${request.kind.version}` : request.kind.version,
-    request.kind.kind,
-  );
-  const object = request.object;
-  if (typeof object !== 'object' || object === null || Array.isArray(object)) {
-    return deny(
-      Codes.OBJECT_INVALID,
-      `request.object must be a ${request.kind.kind} object for ${request.operation}`,
-      { causes: [{ field: 'object', message: 'is missing' }] },
-    );
-  }
-  const meta = (object as { metadata?: unknown }).metadata;
-  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) {
-    return deny(Codes.OBJECT_INVALID, `${request.kind.kind}: metadata must be an object`, {
-      causes: [{ field: 'metadata', message: 'must be an object' }],
+// By resource, not by request.kind: the rules dispatch on the resource, so that is what must be checked.
+function kindOfResource(request: AdmissionRequest): KindDefinition | undefined {
+  return ALL_KINDS.find((k) => k.group === request.resource.group && k.plural === request.resource.resource);
+}
+
+function checkOne(
+  request: AdmissionRequest,
+  value: unknown,
+  where: 'object' | 'oldObject',
+): Decision | undefined {
+  const kind = request.kind.kind;
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    return deny(Codes.OBJECT_INVALID, `request.${where} must be a ${kind} object for ${request.operation}`, {
+      causes: [{ field: where, message: 'is missing' }],
     });
   }
+  const meta = (value as { metadata?: unknown }).metadata;
+  if (typeof meta !== 'object' || meta === null || Array.isArray(meta)) {
+    return deny(Codes.OBJECT_INVALID, `${kind}: metadata must be an object`, {
+      causes: [{ field: `${where === 'object' ? '' : 'oldObject.'}metadata`, message: 'must be an object' }],
+    });
+  }
+  const def = kindOfResource(request);
   if (!def) return undefined;
-  const result = validateObject(def, object);
+  const result = validateObject(def, value);
   if (result.ok) return undefined;
+  const prefix = where === 'object' ? '' : 'oldObject.';
   return deny(
     Codes.OBJECT_INVALID,
-    `${request.kind.kind} is malformed: ${formatFieldErrors(result.errors)}`,
+    `${where === 'object' ? '' : 'stored '}${kind} is malformed: ${formatFieldErrors(result.errors)}`,
     {
-      causes: result.errors.map((e) => ({ field: e.field, message: e.message, reason: 'FieldValueInvalid' })),
+      causes: result.errors.map((e) => ({
+        field: `${prefix}${e.field}`,
+        message: e.message,
+        reason: 'FieldValueInvalid',
+      })),
     },
   );
+}
+
+/**
+ * Checks the request's objects against their kind's schema (ours; other kinds only for shape), so rules
+ * read well-typed data. A malformed object gets a denial naming the fields.
+ */
+export function checkObject(request: AdmissionRequest): Decision | undefined {
+  const op = request.operation;
+  if (op === 'CREATE' || op === 'UPDATE') {
+    const invalid = checkOne(request, request.object, 'object');
+    if (invalid) return invalid;
+  }
+  if ((op === 'UPDATE' || op === 'DELETE') && request.oldObject !== undefined && request.oldObject !== null) {
+    return checkOne(request, request.oldObject, 'oldObject');
+  }
+  return undefined;
 }
 
 export async function review(

@@ -18,6 +18,8 @@ import { isMetalError } from '../lib/errors.js';
 import { silentLogger, type Logger } from '../lib/log.js';
 import type { PolicyStore } from '../lib/policy/store.js';
 import { parseAdmissionReview, resourceKey, toAdmissionResponse } from './admission.js';
+import { Codes } from './codes.js';
+import type { Decision } from './decision.js';
 import type { GrantFunction } from './grants.js';
 import { createMetrics, type WebhookMetrics } from './metrics.js';
 import { hasRule, review, type ReviewType } from './review.js';
@@ -58,6 +60,15 @@ export interface WebhookServer {
 interface ReviewParams {
   type: ReviewType;
   rule: string;
+}
+
+// These denials quote values from the object (a bad policy value, a malformed field): the client gets
+// them, the log gets the code and the field names only.
+const QUOTES_OBJECT = new Set<string>([Codes.POLICY_INVALID, Codes.OBJECT_INVALID]);
+
+function logMessage(decision: Decision): string {
+  if (decision.allowed) return 'admitted';
+  return QUOTES_OBJECT.has(decision.code) ? `denied (${decision.code})` : `denied: ${decision.message}`;
 }
 
 function fourHundred(
@@ -146,9 +157,13 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
         dryRun: admission.dryRun === true,
         allowed: decision.allowed,
         code: decision.code,
+        ...(decision.causes ? { fields: decision.causes.flatMap((c) => (c.field ? [c.field] : [])) } : {}),
+        ...(decision.retryAfterSeconds !== undefined
+          ? { retryAfterSeconds: decision.retryAfterSeconds }
+          : {}),
         ms: Math.round(seconds * 1000),
       },
-      decision.allowed ? 'admitted' : `denied: ${decision.message}`,
+      logMessage(decision),
     );
     return reply.code(200).send(toAdmissionResponse(admission.uid, decision));
   };
