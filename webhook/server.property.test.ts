@@ -180,7 +180,7 @@ describe('webhook handlers (property-based)', () => {
           const review = loadReview('claim-create-cordoned');
           review.request.kind = { group, version: 'v1', kind: resource };
           review.request.resource = { group, version: 'v1', resource };
-          review.request.operation = operation as 'CREATE';
+          review.request.operation = operation;
           const res = await send(path, JSON.stringify(review));
           expect(res.statusCode).toBe(200);
           expectWellFormed(res, review.request.uid);
