@@ -1,0 +1,257 @@
+// Certificate rotation against a real HTTPS server: certificates come from the openssl CLI, are
+// rotated the way Kubernetes updates a Secret volume (an atomic `..data` symlink swap) while requests
+// flow, and no request may fail.
+import { execFileSync } from 'node:child_process';
+import {
+  mkdtempSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  copyFileSync,
+} from 'node:fs';
+import { request as httpsRequest } from 'node:https';
+import type { TLSSocket } from 'node:tls';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Registry } from 'prom-client';
+import { PolicyStore } from '../lib/policy/store.js';
+import { DEFAULT_POLICY } from '../policies/schema.js';
+import { createGrantor } from './grants.js';
+import { MemoryBudgetStore } from './memory-budget-store.js';
+import { MemoryWorld } from './memory-world.js';
+import { createWebhookServer, type WebhookServer } from './server.js';
+import { loadReview, loadWorld } from './testdata/load.js';
+import { CertReloader, validatePair } from './tls.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'webhook-tls-'));
+const file = (name: string) => join(dir, name);
+const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
+
+beforeAll(() => {
+  openssl(
+    'req',
+    '-x509',
+    '-newkey',
+    'ec',
+    '-pkeyopt',
+    'ec_paramgen_curve:P-256',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.crt',
+    '-days',
+    '1',
+    '-subj',
+    '/CN=test-ca',
+  );
+  writeFileSync(file('san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
+  for (const n of [1, 2]) {
+    openssl(
+      'req',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:P-256',
+      '-nodes',
+      '-keyout',
+      `leaf${n}.key`,
+      '-out',
+      `leaf${n}.csr`,
+      '-subj',
+      `/CN=webhook-${n}`,
+    );
+    openssl(
+      'x509',
+      '-req',
+      '-in',
+      `leaf${n}.csr`,
+      '-CA',
+      'ca.crt',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `leaf${n}.crt`,
+      '-days',
+      '1',
+      '-extfile',
+      'san.ext',
+    );
+  }
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+/** Lays out a Secret volume like the kubelet: tls.crt -> ..data/tls.crt, ..data -> a timestamped dir. */
+function secretVolume(name: string, leaf: number): string {
+  const vol = file(name);
+  mkdirSync(join(vol, `..v${leaf}`), { recursive: true });
+  copyFileSync(file(`leaf${leaf}.crt`), join(vol, `..v${leaf}`, 'tls.crt'));
+  copyFileSync(file(`leaf${leaf}.key`), join(vol, `..v${leaf}`, 'tls.key'));
+  symlinkSync(`..v${leaf}`, join(vol, '..data'));
+  symlinkSync('..data/tls.crt', join(vol, 'tls.crt'));
+  symlinkSync('..data/tls.key', join(vol, 'tls.key'));
+  return vol;
+}
+
+/** The kubelet's rotation: write the new files to a new dir, then atomically re-point ..data. */
+function rotate(vol: string, leaf: number): void {
+  mkdirSync(join(vol, `..v${leaf}`));
+  copyFileSync(file(`leaf${leaf}.crt`), join(vol, `..v${leaf}`, 'tls.crt'));
+  copyFileSync(file(`leaf${leaf}.key`), join(vol, `..v${leaf}`, 'tls.key'));
+  symlinkSync(`..v${leaf}`, join(vol, '..data_tmp'));
+  renameSync(join(vol, '..data_tmp'), join(vol, '..data'));
+}
+
+async function startServer(
+  vol: string,
+  intervalMs: number,
+): Promise<{ server: WebhookServer; port: number; reloader: CertReloader }> {
+  const reloader = new CertReloader(
+    { certFile: join(vol, 'tls.crt'), keyFile: join(vol, 'tls.key') },
+    { intervalMs },
+  );
+  const pair = await reloader.load();
+  const server = createWebhookServer({
+    world: new MemoryWorld(loadWorld()),
+    policies: new PolicyStore({ initial: DEFAULT_POLICY }),
+    grant: createGrantor(new MemoryBudgetStore()),
+    isReady: () => true,
+    registry: new Registry(),
+    tls: pair,
+  });
+  server.watchCertificates(reloader);
+  await server.app.listen({ port: 0, host: '127.0.0.1' });
+  const address = server.app.server.address();
+  return { server, port: typeof address === 'object' && address ? address.port : 0, reloader };
+}
+
+interface Answer {
+  status: number;
+  cn: string;
+  uid: string;
+}
+
+function admit(port: number, ca: Buffer, body: string): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(
+      {
+        host: '127.0.0.1',
+        servername: 'localhost',
+        port,
+        path: '/validate/placement',
+        method: 'POST',
+        ca,
+        agent: false, // a new TLS handshake per request, so each sees the context in force
+        headers: { 'content-type': 'application/json', connection: 'close' },
+        timeout: 5000,
+      },
+      (res) => {
+        const cn = String((res.socket as TLSSocket).getPeerCertificate().subject?.CN ?? '');
+        let data = '';
+        res.on('data', (c: Buffer) => (data += c.toString()));
+        res.on('end', () => {
+          try {
+            resolve({
+              status: res.statusCode ?? 0,
+              cn,
+              uid: (JSON.parse(data) as { response: { uid: string } }).response.uid,
+            });
+          } catch (e) {
+            reject(e);
+          }
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('serving certificate rotation', () => {
+  it('serves the rotated certificate without a restart and fails no request while rotating', async () => {
+    const vol = secretVolume('vol-a', 1);
+    const { server, port } = await startServer(vol, 20);
+    const ca = readFileSync(file('ca.crt'));
+    const review = loadReview('claim-create-cordoned');
+    const body = JSON.stringify(review);
+    const answers: Answer[] = [];
+    const failures: unknown[] = [];
+    let stop = false;
+    const loop = async () => {
+      while (!stop) {
+        try {
+          answers.push(await admit(port, ca, body));
+        } catch (e) {
+          failures.push(e);
+        }
+      }
+    };
+    try {
+      const loops = [loop(), loop(), loop(), loop()];
+      await new Promise((r) => setTimeout(r, 300));
+      rotate(vol, 2);
+      const deadline = Date.now() + 5000;
+      while (Date.now() < deadline && !answers.slice(-4).every((a) => a.cn === 'webhook-2')) {
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await new Promise((r) => setTimeout(r, 200));
+      stop = true;
+      await Promise.all(loops);
+      expect(failures).toEqual([]);
+      expect(answers.length).toBeGreaterThan(20);
+      expect(answers.every((a) => a.status === 200 && a.uid === review.request.uid)).toBe(true);
+      expect(answers[0]!.cn).toBe('webhook-1');
+      expect(answers.at(-1)!.cn).toBe('webhook-2');
+      // Once switched, never back.
+      const firstNew = answers.findIndex((a) => a.cn === 'webhook-2');
+      expect(answers.slice(firstNew).every((a) => a.cn === 'webhook-2')).toBe(true);
+      expect(await server.registry.getSingleMetric('metal_webhook_tls_reloads_total')!.get()).toMatchObject({
+        values: [expect.objectContaining({ labels: { result: 'reloaded' }, value: 1 })],
+      });
+    } finally {
+      stop = true;
+      await server.app.close();
+    }
+  }, 20000);
+
+  it('keeps the old pair while a rotation is half written, and takes the new one once complete', async () => {
+    const vol = file('vol-b');
+    mkdirSync(vol);
+    copyFileSync(file('leaf1.crt'), join(vol, 'tls.crt'));
+    copyFileSync(file('leaf1.key'), join(vol, 'tls.key'));
+    const { server, port, reloader } = await startServer(vol, 60_000);
+    const ca = readFileSync(file('ca.crt'));
+    const body = JSON.stringify(loadReview('claim-create-cordoned'));
+    try {
+      copyFileSync(file('leaf2.crt'), join(vol, 'tls.crt')); // certificate first, key not yet
+      expect(await reloader.check()).toBe('invalid');
+      expect((await admit(port, ca, body)).cn).toBe('webhook-1');
+      copyFileSync(file('leaf2.key'), join(vol, 'tls.key'));
+      expect(await reloader.check()).toBe('reloaded');
+      expect(await reloader.check()).toBe('unchanged');
+      expect((await admit(port, ca, body)).cn).toBe('webhook-2');
+      rmSync(join(vol, 'tls.key'));
+      expect(await reloader.check()).toBe('error');
+      expect((await admit(port, ca, body)).cn).toBe('webhook-2');
+    } finally {
+      await server.app.close();
+    }
+  }, 20000);
+
+  it('refuses to start from a mismatched pair', async () => {
+    expect(() =>
+      validatePair({ cert: readFileSync(file('leaf1.crt')), key: readFileSync(file('leaf2.key')) }),
+    ).toThrow(/METAL_ERR_TLS_INVALID|does not match/);
+    const reloader = new CertReloader({ certFile: file('leaf1.crt'), keyFile: file('leaf2.key') });
+    await expect(reloader.load()).rejects.toThrow('private key does not match');
+    expect(() =>
+      validatePair({ cert: Buffer.from('not a cert'), key: readFileSync(file('leaf1.key')) }),
+    ).toThrow(/serving certificate rejected/);
+  });
+});
