@@ -162,7 +162,7 @@ function admit(port: number, ca: Buffer, body: string): Promise<Answer> {
               uid: (JSON.parse(data) as { response: { uid: string } }).response.uid,
             });
           } catch (e) {
-            reject(e);
+            reject(e instanceof Error ? e : new Error(String(e)));
           }
         });
       },
