@@ -7,12 +7,12 @@ import { profileFor } from './vendors.js';
 const res = (
   status: number,
   body?: unknown,
-  extra: Partial<RedfishResponse> = {},
+  extra: Partial<RedfishResponse<Task>> = {},
 ): RedfishResponse<Task> => ({
-  status,
-  body: body as Task | undefined,
   headers: {},
   ...extra,
+  status,
+  body: body as Task | undefined,
 });
 
 describe('task monitors', () => {
