@@ -39,16 +39,20 @@ export class MemoryWorld implements WorldView {
   constructor(contents: WorldContents = {}) {
     for (const s of contents.servers ?? []) this.#servers.set(s.metadata.name ?? '', s);
     for (const b of contents.bmcs ?? []) this.#bmcs.set(b.metadata.name ?? '', b);
-    for (const c of contents.claims ?? []) {
-      this.#claims.set(nsKey(c.metadata.namespace, c.metadata.name), c);
-      if (c.spec.serverRef?.name) push(this.#claimsByServer, c.spec.serverRef.name, c);
-    }
-    for (const m of contents.maintenances ?? []) {
-      this.#maintenances.set(nsKey(m.metadata.namespace, m.metadata.name), m);
-      push(this.#maintenancesByServer, m.spec.serverRef.name, m);
-    }
+    for (const c of contents.claims ?? []) this.#addClaim(c);
+    for (const m of contents.maintenances ?? []) this.#addMaintenance(m);
     this.#serverBudgets = contents.serverBudgets ?? [];
     this.#claimBudgets = contents.claimBudgets ?? [];
+  }
+
+  #addClaim(c: ServerClaim): void {
+    this.#claims.set(nsKey(c.metadata.namespace, c.metadata.name), c);
+    if (c.spec.serverRef?.name) push(this.#claimsByServer, c.spec.serverRef.name, c);
+  }
+
+  #addMaintenance(m: ServerMaintenance): void {
+    this.#maintenances.set(nsKey(m.metadata.namespace, m.metadata.name), m);
+    push(this.#maintenancesByServer, m.spec.serverRef.name, m);
   }
 
   getServer(name: string) {

@@ -2,34 +2,33 @@
 // (our budgets document that), a missing one too.
 import type { LabelSelector } from '../api/schema/common.js';
 
+type Requirement = NonNullable<LabelSelector['matchExpressions']>[number];
+
+function meets(req: Requirement, labels: Record<string, string>): boolean {
+  const has = Object.hasOwn(labels, req.key);
+  const listed = has && (req.values ?? []).includes(labels[req.key]!);
+  switch (req.operator) {
+    case 'In':
+      return listed;
+    case 'NotIn':
+      return !listed;
+    case 'Exists':
+      return has;
+    case 'DoesNotExist':
+      return !has;
+    default:
+      return false; // an operator we do not know selects nothing (fail closed)
+  }
+}
+
 export function matchesSelector(
   selector: LabelSelector | undefined,
   labels: Record<string, string> | undefined,
 ): boolean {
   if (!selector) return true;
   const l = labels ?? {};
-  for (const [k, v] of Object.entries(selector.matchLabels ?? {})) {
-    if (l[k] !== v) return false;
-  }
-  for (const req of selector.matchExpressions ?? []) {
-    const has = Object.hasOwn(l, req.key);
-    const values = req.values ?? [];
-    switch (req.operator) {
-      case 'In':
-        if (!has || !values.includes(l[req.key]!)) return false;
-        break;
-      case 'NotIn':
-        if (has && values.includes(l[req.key]!)) return false;
-        break;
-      case 'Exists':
-        if (!has) return false;
-        break;
-      case 'DoesNotExist':
-        if (has) return false;
-        break;
-      default:
-        return false; // an operator we do not know selects nothing (fail closed)
-    }
-  }
-  return true;
+  return (
+    Object.entries(selector.matchLabels ?? {}).every(([k, v]) => l[k] === v) &&
+    (selector.matchExpressions ?? []).every((req) => meets(req, l))
+  );
 }

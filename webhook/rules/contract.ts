@@ -6,7 +6,7 @@ import { MAINTENANCE_GROUP } from '../../api/maintenance/v1alpha1/group.js';
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerBoot } from '../../api/maintenance/v1alpha1/serverboot.js';
 import { METAL_GROUP } from '../../api/metal/v1alpha1/group.js';
-import type { ServerClaim, Announcement } from '../../api/metal/v1alpha1/serverclaim.js';
+import type { ServerClaim, Announcement, MaintenanceDeferral } from '../../api/metal/v1alpha1/serverclaim.js';
 import type { KubeObject } from '../../api/schema/meta.js';
 import { Codes } from '../codes.js';
 import { allow, combine, deny, type Decision } from '../decision.js';
@@ -36,6 +36,62 @@ export function newOrChanged<T extends { maintenanceUID: string }>(
   });
 }
 
+function approvalDenials(
+  claim: ServerClaim,
+  old: ServerClaim | undefined,
+  announced: Map<string, Announcement>,
+  name: string,
+): Decision[] {
+  return newOrChanged(claim.spec.maintenance?.approvals, old?.spec?.maintenance?.approvals)
+    .filter((a) => !announced.has(a.maintenanceUID))
+    .map((a) =>
+      deny(
+        Codes.APPROVAL_NOT_ANNOUNCED,
+        `approval names maintenance uid ${a.maintenanceUID}, which is not announced to claim ${name}`,
+        {
+          causes: [
+            {
+              field: 'spec.maintenance.approvals',
+              message: `maintenanceUID ${a.maintenanceUID} is not announced`,
+            },
+          ],
+        },
+      ),
+    );
+}
+
+function deferralDenial(
+  d: MaintenanceDeferral,
+  announced: Map<string, Announcement>,
+  name: string,
+): Decision | undefined {
+  const a = announced.get(d.maintenanceUID);
+  if (!a) {
+    return deny(
+      Codes.DEFER_NOT_ANNOUNCED,
+      `deferral names maintenance uid ${d.maintenanceUID}, which is not announced to claim ${name}`,
+      {
+        causes: [
+          {
+            field: 'spec.maintenance.deferrals',
+            message: `maintenanceUID ${d.maintenanceUID} is not announced`,
+          },
+        ],
+      },
+    );
+  }
+  const until = parseTime(d.until);
+  const deadline = parseTime(a.deadline);
+  if (until === undefined || deadline === undefined || until <= deadline) return undefined;
+  return deny(
+    Codes.DEFER_PAST_DEADLINE,
+    `deferral of ${a.maintenanceName} until ${d.until} is past its deadline ${a.deadline}`,
+    {
+      causes: [{ field: 'spec.maintenance.deferrals', message: `until must not be after ${a.deadline}` }],
+    },
+  );
+}
+
 function claimSpecRules({ request }: RuleInput): Decision {
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
   const { object: claim, oldObject: old } = objects<ServerClaim>(request);
@@ -45,61 +101,11 @@ function claimSpecRules({ request }: RuleInput): Decision {
     (old?.status?.maintenance?.announcements ?? []).map((a) => [a.maintenanceUID, a]),
   );
   const name = qualified(claim.metadata.namespace ?? request.namespace, claim.metadata.name ?? request.name);
-  const decisions: Decision[] = [];
-  newOrChanged(claim.spec.maintenance?.approvals, old?.spec?.maintenance?.approvals).forEach((a) => {
-    if (!announced.has(a.maintenanceUID)) {
-      decisions.push(
-        deny(
-          Codes.APPROVAL_NOT_ANNOUNCED,
-          `approval names maintenance uid ${a.maintenanceUID}, which is not announced to claim ${name}`,
-          {
-            causes: [
-              {
-                field: 'spec.maintenance.approvals',
-                message: `maintenanceUID ${a.maintenanceUID} is not announced`,
-              },
-            ],
-          },
-        ),
-      );
-    }
-  });
-  newOrChanged(claim.spec.maintenance?.deferrals, old?.spec?.maintenance?.deferrals).forEach((d) => {
-    const a = announced.get(d.maintenanceUID);
-    if (!a) {
-      decisions.push(
-        deny(
-          Codes.DEFER_NOT_ANNOUNCED,
-          `deferral names maintenance uid ${d.maintenanceUID}, which is not announced to claim ${name}`,
-          {
-            causes: [
-              {
-                field: 'spec.maintenance.deferrals',
-                message: `maintenanceUID ${d.maintenanceUID} is not announced`,
-              },
-            ],
-          },
-        ),
-      );
-      return;
-    }
-    const until = parseTime(d.until);
-    const deadline = parseTime(a.deadline);
-    if (until !== undefined && deadline !== undefined && until > deadline) {
-      decisions.push(
-        deny(
-          Codes.DEFER_PAST_DEADLINE,
-          `deferral of ${a.maintenanceName} until ${d.until} is past its deadline ${a.deadline}`,
-          {
-            causes: [
-              { field: 'spec.maintenance.deferrals', message: `until must not be after ${a.deadline}` },
-            ],
-          },
-        ),
-      );
-    }
-  });
-  return combine(decisions);
+  const deferrals = newOrChanged(claim.spec.maintenance?.deferrals, old?.spec?.maintenance?.deferrals);
+  return combine([
+    ...approvalDenials(claim, old, announced, name),
+    ...deferrals.flatMap((d) => deferralDenial(d, announced, name) ?? []),
+  ]);
 }
 
 function announcementWriters({ request, policy }: RuleInput): Decision {
@@ -124,6 +130,19 @@ function maintenanceStatusWriters({ request, policy }: RuleInput): Decision {
   );
 }
 
+/** Why the referenced maintenance does not cover booting this server now, if it does not. */
+function bootMaintenanceProblem(
+  m: ServerMaintenance | undefined,
+  serverName: string,
+  where: string,
+): { why: string; retry?: number } | undefined {
+  if (!m) return { why: `${where} does not exist` };
+  if (m.spec.serverRef.name !== serverName) return { why: `${where} is for server ${m.spec.serverRef.name}` };
+  if (m.status?.state !== 'InMaintenance')
+    return { why: `${where} is ${m.status?.state ?? 'Pending'}`, retry: 30 };
+  return undefined;
+}
+
 function serverBootRule({ request, world }: RuleInput): Decision {
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
   const { object: boot, oldObject: old } = objects<ServerBoot>(request);
@@ -134,30 +153,24 @@ function serverBootRule({ request, world }: RuleInput): Decision {
     return deny(Codes.SERVER_NOT_FOUND, `server ${serverName} is not known (yet)`, { retryAfterSeconds: 10 });
   const claimRef = server.spec.serverClaimRef;
   if (!claimRef) return allow();
-  const namespace = boot.metadata.namespace ?? request.namespace ?? '';
   const why = `server ${serverName} is claimed by ${qualified(claimRef.namespace, claimRef.name)}, so a ServerBoot must reference that server's InMaintenance ServerMaintenance (spec.maintenanceRef)`;
   const ref = boot.spec.maintenanceRef;
   if (!ref)
     return deny(Codes.BOOT_NEEDS_MAINTENANCE, why, {
       causes: [{ field: 'spec.maintenanceRef', message: 'is required for a claimed server' }],
     });
-  const m = world.getMaintenance(namespace, ref.name);
-  if (!m)
-    return deny(Codes.BOOT_NEEDS_MAINTENANCE, `${why}; ${qualified(namespace, ref.name)} does not exist`);
-  if (m.spec.serverRef.name !== serverName) {
-    return deny(
-      Codes.BOOT_NEEDS_MAINTENANCE,
-      `${why}; ${qualified(namespace, ref.name)} is for server ${m.spec.serverRef.name}`,
-    );
-  }
-  if (m.status?.state !== 'InMaintenance') {
-    return deny(
-      Codes.BOOT_NEEDS_MAINTENANCE,
-      `${why}; ${qualified(namespace, ref.name)} is ${m.status?.state ?? 'Pending'}`,
-      { retryAfterSeconds: 30 },
-    );
-  }
-  return allow();
+  const namespace = boot.metadata.namespace ?? request.namespace ?? '';
+  const problem = bootMaintenanceProblem(
+    world.getMaintenance(namespace, ref.name),
+    serverName,
+    qualified(namespace, ref.name),
+  );
+  if (!problem) return allow();
+  return deny(
+    Codes.BOOT_NEEDS_MAINTENANCE,
+    `${why}; ${problem.why}`,
+    problem.retry ? { retryAfterSeconds: problem.retry } : {},
+  );
 }
 
 type RefLike = { name?: string; namespace?: string };

@@ -4,10 +4,14 @@
 // from the caches and returns a GrantPlan; grants.ts then takes the room atomically on the budgets' ledgers
 // (the only step that needs fresh data). Room math follows the PodDisruptionBudget's.
 import { MAINTENANCE_GROUP } from '../../api/maintenance/v1alpha1/group.js';
-import type { ServerMaintenance, LedgerEntry } from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import type {
+  ServerMaintenance,
+  LedgerEntry,
+  MaintenanceClass,
+} from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { Server } from '../../api/metal/v1alpha1/server.js';
 import type { ServerClaim, ApprovalSource } from '../../api/metal/v1alpha1/serverclaim.js';
-import type { Policy } from '../../policies/schema.js';
+import type { AutoApprovalRule, Policy } from '../../policies/schema.js';
 import { classPolicy, durationMs } from '../../lib/policy/durations.js';
 import { inWindow, nextWindowOpening } from '../../lib/policy/window.js';
 import { Codes, type Code } from '../codes.js';
@@ -64,11 +68,10 @@ export function describeBudget(reservation: BudgetReservation): string {
  * grant in this domain's ledger ∪ servers unavailable for other reasons (the census), counted once each.
  * A server already counted needs no new room.
  */
-export function checkRoom(input: RoomInput): RoomCheck {
-  const { budget, reservation, server, maintenanceUID } = input;
-  const what = describeBudget(reservation);
+/** Reasons a budget grants nothing right now, whatever its room: held server, paused, stale, full ledger. */
+function budgetBlocked(input: RoomInput, what: string): Extract<RoomCheck, { kind: 'denied' }> | undefined {
+  const { budget, server, maintenanceUID } = input;
   const grants = budget.status?.grants ?? [];
-  if (grants.some((g) => g.maintenanceUID === maintenanceUID)) return { kind: 'present' };
   const holder = grants.find(
     (g) =>
       g.server === server &&
@@ -76,10 +79,11 @@ export function checkRoom(input: RoomInput): RoomCheck {
       !input.finishedOnServer.has(g.maintenanceUID),
   );
   if (holder) {
+    const other = qualified(holder.maintenance.namespace, holder.maintenance.name);
     return {
       kind: 'denied',
       code: Codes.SERVER_BUSY,
-      message: `server ${server} is held by maintenance ${qualified(holder.maintenance.namespace, holder.maintenance.name)} (grant in ${what})`,
+      message: `server ${server} is held by maintenance ${other} (grant in ${what})`,
       retryAfterSeconds: 30,
     };
   }
@@ -87,12 +91,13 @@ export function checkRoom(input: RoomInput): RoomCheck {
     return { kind: 'denied', code: Codes.BUDGET_PAUSED, message: `${what} is paused`, retryAfterSeconds: 60 };
   }
   const generation = budget.metadata.generation ?? 0;
-  if ((budget.status?.observedGeneration ?? 0) < generation) {
+  const observed = budget.status?.observedGeneration ?? 0;
+  if (observed < generation) {
     // Like the Eviction API: a budget whose status predates its spec can't be trusted (429, retry 10s).
     return {
       kind: 'denied',
       code: Codes.BUDGET_STALE,
-      message: `${what} status is stale (observedGeneration ${budget.status?.observedGeneration ?? 0} < generation ${generation})`,
+      message: `${what} status is stale (observedGeneration ${observed} < generation ${generation})`,
       retryAfterSeconds: 10,
     };
   }
@@ -104,6 +109,16 @@ export function checkRoom(input: RoomInput): RoomCheck {
       retryAfterSeconds: 60,
     };
   }
+  return undefined;
+}
+
+export function checkRoom(input: RoomInput): RoomCheck {
+  const { budget, reservation, server, maintenanceUID } = input;
+  const what = describeBudget(reservation);
+  const grants = budget.status?.grants ?? [];
+  if (grants.some((g) => g.maintenanceUID === maintenanceUID)) return { kind: 'present' };
+  const blocked = budgetBlocked(input, what);
+  if (blocked) return blocked;
   const { census, domain } = reservation;
   const counted = new Set<string>(census.unavailable);
   for (const g of grants) if ((g.domain ?? '') === domain) counted.add(g.server);
@@ -175,6 +190,18 @@ function hasConsumer(claim: ServerClaim, policy: Policy): boolean {
   return policy.autoApproval.consumerLabels.some((k) => keys.has(k));
 }
 
+function ruleHolds(
+  rule: AutoApprovalRule,
+  cls: MaintenanceClass,
+  claim: ServerClaim,
+  answered: boolean,
+  policy: Policy,
+): boolean {
+  if (!rule.classes.includes(cls)) return false;
+  if (rule.namespaces && !rule.namespaces.includes(claim.metadata.namespace ?? '')) return false;
+  return rule.when === 'NoConsumer' ? !hasConsumer(claim, policy) : !answered;
+}
+
 /** The first auto-approval rule that applies now, and the earliest time one would apply otherwise. */
 function autoApproval(
   m: ServerMaintenance,
@@ -184,59 +211,49 @@ function autoApproval(
   now: number,
 ): { rule?: string; next?: number } {
   const uid = m.metadata.uid ?? '';
-  const cls = m.spec.class ?? 'Planned';
-  const answered = [
-    ...(claim.spec.maintenance?.approvals ?? []),
-    ...(claim.spec.maintenance?.deferrals ?? []),
-  ].some((x) => x.maintenanceUID === uid);
+  const owner = claim.spec.maintenance;
+  const answered = [...(owner?.approvals ?? []), ...(owner?.deferrals ?? [])].some(
+    (x) => x.maintenanceUID === uid,
+  );
   let next: number | undefined;
   for (const rule of policy.autoApproval.rules) {
-    if (!rule.classes.includes(cls)) continue;
-    if (rule.namespaces && !rule.namespaces.includes(claim.metadata.namespace ?? '')) continue;
-    const holds = rule.when === 'NoConsumer' ? !hasConsumer(claim, policy) : !answered;
-    if (!holds) continue;
+    if (!ruleHolds(rule, m.spec.class ?? 'Planned', claim, answered, policy)) continue;
     const at = announcedAt + durationMs(rule.after);
     if (now >= at) return { rule: rule.name };
-    next = next === undefined ? at : Math.min(next, at);
+    next = Math.min(next ?? Infinity, at);
   }
-  return { next };
+  return next === undefined ? {} : { next };
 }
 
-/** Whether the claim owner's side lets the maintenance start now (see docs/webhook.md, "Eviction"). */
-export function approvalVerdict(
-  m: ServerMaintenance,
-  server: Server,
-  claim: ServerClaim | undefined,
-  policy: Policy,
-  now: Date,
-): ApprovalVerdict {
-  const claimRef = server.spec.serverClaimRef;
-  if (!claimRef || !approvalRequired(m, policy)) return { ok: true, source: 'NotRequired' };
-  const claimName = qualified(claimRef.namespace, claimRef.name);
-  if (!claim) {
-    return {
-      ok: false,
-      code: Codes.CLAIM_NOT_FOUND,
-      message: `claim ${claimName} of server ${server.metadata.name ?? ''} is not known (yet)`,
-      retryAt: now.getTime() + 10_000,
-    };
-  }
-  const uid = m.metadata.uid ?? '';
-  const t = now.getTime();
-  const announcement = announcementOf(claim, uid);
-  const deadline = effectiveDeadline(m, claim, policy);
+/** A deferral in force (before its time and before the deadline) blocks even an approved maintenance. */
+function deferralDenial(
+  claim: ServerClaim,
+  claimName: string,
+  uid: string,
+  deadline: number | undefined,
+  t: number,
+): ApprovalVerdict | undefined {
   const deferral = claim.spec.maintenance?.deferrals?.find((d) => d.maintenanceUID === uid);
-  const deferredUntil = parseTime(deferral?.until);
-  if (deferredUntil !== undefined && t < deferredUntil && (deadline === undefined || t < deadline)) {
-    return {
-      ok: false,
-      code: Codes.DEFERRED,
-      message: `claim ${claimName} deferred this maintenance until ${deferral!.until}`,
-      retryAt: deferredUntil,
-    };
-  }
-  const approval = claim.spec.maintenance?.approvals?.find((a) => a.maintenanceUID === uid);
-  if (approval) return { ok: true, source: 'Owner', detail: approval.approvedBy };
+  const until = parseTime(deferral?.until);
+  if (until === undefined || t >= until || (deadline !== undefined && t >= deadline)) return undefined;
+  return {
+    ok: false,
+    code: Codes.DEFERRED,
+    message: `claim ${claimName} deferred this maintenance until ${deferral?.until}`,
+    retryAt: until,
+  };
+}
+
+/** Approval that does not come from the owner's explicit entry: standing mode, deadline, policy rules. */
+function implicitApproval(
+  m: ServerMaintenance,
+  claim: ServerClaim,
+  claimName: string,
+  deadline: number | undefined,
+  policy: Policy,
+  t: number,
+): ApprovalVerdict {
+  const announcement = announcementOf(claim, m.metadata.uid ?? '');
   if (!announcement) {
     return {
       ok: false,
@@ -250,15 +267,45 @@ export function approvalVerdict(
   if (deadline !== undefined && t >= deadline) return { ok: true, source: 'Deadline' };
   const auto = autoApproval(m, claim, parseTime(announcement.announcedAt) ?? t, policy, t);
   if (auto.rule) return { ok: true, source: 'Policy', detail: auto.rule };
-  const retryAt = [deadline, auto.next]
-    .filter((x): x is number => x !== undefined)
-    .reduce((a, b) => Math.min(a, b), Infinity);
+  const retryAt = Math.min(deadline ?? Infinity, auto.next ?? Infinity);
+  const when =
+    deadline !== undefined ? `; it proceeds without approval at ${new Date(deadline).toISOString()}` : '';
   return {
     ok: false,
     code: Codes.APPROVAL_MISSING,
-    message: `claim ${claimName} has not approved this maintenance${deadline !== undefined ? `; it proceeds without approval at ${new Date(deadline).toISOString()}` : ''}`,
+    message: `claim ${claimName} has not approved this maintenance${when}`,
     ...(Number.isFinite(retryAt) ? { retryAt } : {}),
   };
+}
+
+/** Whether the claim owner's side lets the maintenance start now (see docs/webhook.md, "Eviction"). */
+export function approvalVerdict(
+  m: ServerMaintenance,
+  server: Server,
+  claim: ServerClaim | undefined,
+  policy: Policy,
+  now: Date,
+): ApprovalVerdict {
+  const claimRef = server.spec.serverClaimRef;
+  if (!claimRef || !approvalRequired(m, policy)) return { ok: true, source: 'NotRequired' };
+  const claimName = qualified(claimRef.namespace, claimRef.name);
+  const t = now.getTime();
+  if (!claim) {
+    return {
+      ok: false,
+      code: Codes.CLAIM_NOT_FOUND,
+      message: `claim ${claimName} of server ${server.metadata.name ?? ''} is not known (yet)`,
+      retryAt: t + 10_000,
+    };
+  }
+  const uid = m.metadata.uid ?? '';
+  const deadline = effectiveDeadline(m, claim, policy);
+  const deferred = deferralDenial(claim, claimName, uid, deadline, t);
+  if (deferred) return deferred;
+  const approval = claim.spec.maintenance?.approvals?.find((a) => a.maintenanceUID === uid);
+  if (approval)
+    return { ok: true, source: 'Owner', ...(approval.approvedBy ? { detail: approval.approvedBy } : {}) };
+  return implicitApproval(m, claim, claimName, deadline, policy, t);
 }
 
 // ---------------------------------------------------------------- the decision
@@ -283,20 +330,26 @@ function retryDenial(code: Code, message: string, at: number | undefined, now: D
   return deny(code, message, { retryAfterSeconds: at !== undefined ? secondsUntil(at, now) : 30 });
 }
 
+/** The maintenance the server's typed status says is running, if it is another and not finished. */
+function projectedActive(m: ServerMaintenance, server: Server, world: WorldView): string | undefined {
+  const projected = server.status?.maintenance;
+  const active = projected?.activeMaintenanceRef;
+  if (projected?.state !== 'InMaintenance' || !active || active.uid === m.metadata.uid) return undefined;
+  const known = world.getMaintenance(active.namespace ?? '', active.name);
+  return known && isFinished(known) ? undefined : qualified(active.namespace, active.name);
+}
+
+/** Another maintenance holding the server: typed status, legacy serverMaintenanceRef, or the index. */
 function otherActive(m: ServerMaintenance, server: Server, world: WorldView): string | undefined {
-  const uid = m.metadata.uid ?? '';
-  const active = server.status?.maintenance?.activeMaintenanceRef;
-  if (server.status?.maintenance?.state === 'InMaintenance' && active && active.uid !== uid) {
-    const known = world.getMaintenance(active.namespace ?? '', active.name);
-    if (!known || !isFinished(known)) return qualified(active.namespace, active.name);
-  }
+  const projected = projectedActive(m, server, world);
+  if (projected) return projected;
   const legacy = server.spec.serverMaintenanceRef;
   if (legacy && !(legacy.name === m.metadata.name && legacy.namespace === m.metadata.namespace)) {
     return `${qualified(legacy.namespace, legacy.name)} (legacy serverMaintenanceRef)`;
   }
   const other = world
     .maintenancesByServer(server.metadata.name ?? '')
-    .find((o) => o.metadata.uid !== uid && !isFinished(o) && o.status?.state === 'InMaintenance');
+    .find((o) => o.metadata.uid !== m.metadata.uid && !isFinished(o) && o.status?.state === 'InMaintenance');
   return other ? qualified(other.metadata.namespace, other.metadata.name) : undefined;
 }
 
@@ -331,6 +384,63 @@ function reservations(server: Server, claim: ServerClaim | undefined, world: Wor
   return [...fleet, ...tenant];
 }
 
+/** notBefore and maintenance windows: the maintenance may be fine, just not now. */
+function timingDenial(
+  m: ServerMaintenance,
+  claim: ServerClaim | undefined,
+  policy: Policy,
+  now: Date,
+): Decision | undefined {
+  const announcement = announcementOf(claim, m.metadata.uid ?? '');
+  const notBefore =
+    parseTime(m.spec.approval?.notBefore) ??
+    parseTime(announcement?.notBefore) ??
+    parseTime(m.status?.notBefore);
+  if (notBefore !== undefined && now.getTime() < notBefore) {
+    return retryDenial(
+      Codes.NOT_BEFORE,
+      `maintenance may not start before ${new Date(notBefore).toISOString()}`,
+      notBefore,
+      now,
+    );
+  }
+  if (!classPolicy(policy, m.spec.class).requireWindow || inWindow(policy, now)) return undefined;
+  const opens = nextWindowOpening(policy, now);
+  const next = opens ? `; the next opens at ${opens.toISOString()}` : '';
+  return retryDenial(
+    Codes.OUTSIDE_WINDOW,
+    `class ${m.spec.class ?? 'Planned'} maintenance starts only inside a maintenance window${next}`,
+    opens?.getTime(),
+    now,
+  );
+}
+
+function buildPlan(
+  input: RuleInput,
+  m: ServerMaintenance,
+  server: Server,
+  claim: ServerClaim | undefined,
+): GrantPlan {
+  const { request, world, policy } = input;
+  const serverName = server.metadata.name ?? '';
+  const claimRef = server.spec.serverClaimRef;
+  return {
+    maintenance: {
+      uid: m.metadata.uid ?? '',
+      namespace: m.metadata.namespace ?? request.namespace ?? '',
+      name: m.metadata.name ?? request.name ?? '',
+    },
+    server: serverName,
+    ...(claimRef ? { claim: { namespace: claimRef.namespace, name: claimRef.name } } : {}),
+    reservations: reservations(server, claim, world),
+    ledgerCap: policy.grants.ledgerCap,
+    finishedOnServer: world
+      .maintenancesByServer(serverName)
+      .filter(isFinished)
+      .map((o) => o.metadata.uid ?? ''),
+  };
+}
+
 /**
  * Decides the InMaintenance transition up to the budgets: writer, approval, notBefore, window,
  * exclusivity. Returns either a final decision or the GrantPlan to execute.
@@ -342,10 +452,11 @@ export function decideEviction(input: RuleInput): EvictionOutcome {
   // Checked here too (contract.ts checks it for every status write): a grant must never be written for
   // a write that another validator will refuse, or anybody could drain a budget for a TTL.
   if (!isOneOf(request.userInfo, policy.writers.maintenanceStatus)) {
+    const who = JSON.stringify(request.userInfo.username ?? '');
     return done(
       deny(
         Codes.FORBIDDEN_WRITER,
-        `only the maintenance controllers may move a ServerMaintenance into InMaintenance, not ${JSON.stringify(request.userInfo.username ?? '')}`,
+        `only the maintenance controllers may move a ServerMaintenance into InMaintenance, not ${who}`,
       ),
     );
   }
@@ -361,33 +472,8 @@ export function decideEviction(input: RuleInput): EvictionOutcome {
 
   const verdict = approvalVerdict(m, server, claim, policy, now);
   if (!verdict.ok) return done(retryDenial(verdict.code, verdict.message, verdict.retryAt, now));
-
-  const announcement = announcementOf(claim, m.metadata.uid ?? '');
-  const notBefore =
-    parseTime(m.spec.approval?.notBefore) ??
-    parseTime(announcement?.notBefore) ??
-    parseTime(m.status?.notBefore);
-  if (notBefore !== undefined && now.getTime() < notBefore) {
-    return done(
-      retryDenial(
-        Codes.NOT_BEFORE,
-        `maintenance may not start before ${new Date(notBefore).toISOString()}`,
-        notBefore,
-        now,
-      ),
-    );
-  }
-  if (classPolicy(policy, m.spec.class).requireWindow && !inWindow(policy, now)) {
-    const opens = nextWindowOpening(policy, now);
-    return done(
-      retryDenial(
-        Codes.OUTSIDE_WINDOW,
-        `class ${m.spec.class ?? 'Planned'} maintenance starts only inside a maintenance window${opens ? `; the next opens at ${opens.toISOString()}` : ''}`,
-        opens?.getTime(),
-        now,
-      ),
-    );
-  }
+  const timing = timingDenial(m, claim, policy, now);
+  if (timing) return done(timing);
   const busy = otherActive(m, server, world);
   if (busy)
     return done(
@@ -396,25 +482,9 @@ export function decideEviction(input: RuleInput): EvictionOutcome {
       }),
     );
 
-  const finished = world
-    .maintenancesByServer(serverName)
-    .filter(isFinished)
-    .map((o) => o.metadata.uid ?? '');
-  const plan: GrantPlan = {
-    maintenance: {
-      uid: m.metadata.uid ?? '',
-      namespace: m.metadata.namespace ?? request.namespace ?? '',
-      name: m.metadata.name ?? request.name ?? '',
-    },
-    server: serverName,
-    ...(claimRef ? { claim: { namespace: claimRef.namespace, name: claimRef.name } } : {}),
-    reservations: reservations(server, claim, world),
-    ledgerCap: policy.grants.ledgerCap,
-    finishedOnServer: finished,
-  };
-  const warnings =
-    verdict.source === 'Deadline' || verdict.source === 'Policy'
-      ? [`approved without the owner (${verdict.source}${verdict.detail ? `: ${verdict.detail}` : ''})`]
-      : [];
-  return { kind: 'grant', plan, warnings, source: verdict.source };
+  const byPolicy = verdict.source === 'Deadline' || verdict.source === 'Policy';
+  const warnings = byPolicy
+    ? [`approved without the owner (${verdict.source}${verdict.detail ? `: ${verdict.detail}` : ''})`]
+    : [];
+  return { kind: 'grant', plan: buildPlan(input, m, server, claim), warnings, source: verdict.source };
 }

@@ -41,46 +41,49 @@ function stampEntries<T extends Stamped>(
   });
 }
 
+/** Adds the approvals the legacy label stands for (translate mode); returns the warning, if any. */
+function translateLegacyLabel(
+  next: ServerClaim,
+  claim: ServerClaim,
+  old: ServerClaim | undefined,
+  policy: RuleInput['policy'],
+): string[] {
+  if (policy.legacyLabels.mode !== 'translate' || !setsLegacyApproval(claim, old)) return [];
+  const added = translatedApprovals(next, old);
+  if (added.length === 0) return [];
+  next.spec.maintenance = {
+    ...next.spec.maintenance,
+    approvals: [...(next.spec.maintenance?.approvals ?? []), ...added],
+  };
+  return [
+    `label ${LEGACY_APPROVED_LABEL} translated into approvals of ${added.map((a) => a.maintenanceName ?? a.maintenanceUID).join(', ')}`,
+  ];
+}
+
+function stampClaim(next: ServerClaim, old: ServerClaim | undefined, user: string, now: Date): void {
+  const m = next.spec.maintenance;
+  if (!m) return;
+  const at = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const previous = old?.spec?.maintenance;
+  const approvals = stampEntries(m.approvals, previous?.approvals, 'approvedBy', 'approvedAt', user, at);
+  const deferrals = stampEntries(
+    m.deferrals as Stamped[] | undefined,
+    previous?.deferrals as Stamped[] | undefined,
+    'requestedBy',
+    'requestedAt',
+    user,
+    at,
+  );
+  if (approvals) m.approvals = approvals;
+  if (deferrals) m.deferrals = deferrals as typeof m.deferrals;
+}
+
 function mutateClaim({ request, policy, now }: RuleInput): Decision {
   const { object: claim, oldObject: old } = objects<ServerClaim>(request);
   if (!claim) return allow();
   const next = structuredClone(claim);
-  const warnings: string[] = [];
-  if (policy.legacyLabels.mode === 'translate' && setsLegacyApproval(claim, old)) {
-    const added = translatedApprovals(next, old);
-    if (added.length > 0) {
-      next.spec.maintenance = {
-        ...next.spec.maintenance,
-        approvals: [...(next.spec.maintenance?.approvals ?? []), ...added],
-      };
-      warnings.push(
-        `label ${LEGACY_APPROVED_LABEL} translated into approvals of ${added.map((a) => a.maintenanceName ?? a.maintenanceUID).join(', ')}`,
-      );
-    }
-  }
-  const m = next.spec.maintenance;
-  if (m) {
-    const user = request.userInfo.username ?? '';
-    const at = now.toISOString().replace(/\.\d{3}Z$/, 'Z');
-    const approvals = stampEntries(
-      m.approvals,
-      old?.spec?.maintenance?.approvals,
-      'approvedBy',
-      'approvedAt',
-      user,
-      at,
-    );
-    const deferrals = stampEntries(
-      m.deferrals as Stamped[] | undefined,
-      old?.spec?.maintenance?.deferrals as Stamped[] | undefined,
-      'requestedBy',
-      'requestedAt',
-      user,
-      at,
-    );
-    if (approvals) m.approvals = approvals;
-    if (deferrals) m.deferrals = deferrals as typeof m.deferrals;
-  }
+  const warnings = translateLegacyLabel(next, claim, old, policy);
+  stampClaim(next, old, request.userInfo.username ?? '', now);
   const patch = jsonpatch.compare(claim, next);
   return allow(warnings, patch.length > 0 ? patch : undefined);
 }

@@ -91,38 +91,54 @@ function serverBinding({ request, world }: RuleInput): Decision {
   );
 }
 
-function claimBinding({ request, world }: RuleInput): Decision {
-  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
+/** A claim created with a serverRef only asks for that server: admit, and say why it will wait. */
+function claimRequest(serverName: string, claimName: string, claim: ServerClaim, world: WorldView): Decision {
+  const server = world.getServer(serverName);
+  if (!server)
+    return allow([
+      `server ${serverName} does not exist (yet); claim ${claimName} stays unbound until it does`,
+    ]);
+  return allow(
+    bindingBlockers(server, claim.spec.tolerations, world).map(
+      (b) => `claim ${claimName} stays unbound: ${b.message}`,
+    ),
+  );
+}
+
+interface ClaimTarget {
+  claim: ServerClaim;
+  serverName: string;
+  namespace: string | undefined;
+  claimName: string;
+}
+
+/** The claim and the server this write newly points it at, if it does. */
+function claimTarget(request: RuleInput['request']): ClaimTarget | undefined {
   const { object: claim, oldObject: old } = objects<ServerClaim>(request);
   const serverName = claim?.spec?.serverRef?.name;
-  if (!claim || !serverName || old?.spec?.serverRef?.name === serverName) return allow();
-  const claimName = qualified(
-    claim.metadata.namespace ?? request.namespace,
-    claim.metadata.name ?? request.name,
-  );
+  if (!claim || !serverName || old?.spec?.serverRef?.name === serverName) return undefined;
+  const namespace = claim.metadata.namespace ?? request.namespace;
+  return {
+    claim,
+    serverName,
+    namespace,
+    claimName: qualified(namespace, claim.metadata.name ?? request.name),
+  };
+}
+
+function claimBinding({ request, world }: RuleInput): Decision {
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
+  const target = claimTarget(request);
+  if (!target) return allow();
+  const { claim, serverName, namespace, claimName } = target;
+  if (request.operation === 'CREATE') return claimRequest(serverName, claimName, claim, world);
   const server = world.getServer(serverName);
-  if (request.operation === 'CREATE') {
-    // A request for a server, not a binding: admit, and say why it will wait.
-    if (!server)
-      return allow([
-        `server ${serverName} does not exist (yet); claim ${claimName} stays unbound until it does`,
-      ]);
-    const blockers = bindingBlockers(server, claim.spec.tolerations, world);
-    return allow(blockers.map((b) => `claim ${claimName} stays unbound: ${b.message}`));
-  }
-  if (!server) {
+  if (!server)
     return deny(Codes.SERVER_NOT_FOUND, `server ${serverName} is not known (yet)`, { retryAfterSeconds: 10 });
-  }
   // metal-operator binds the Server first, then records serverRef on the claim: that write follows a
   // binding that already happened and a later cordon must not strand it.
   const bound = server.spec.serverClaimRef;
-  if (
-    bound &&
-    bound.name === claim.metadata.name &&
-    bound.namespace === (claim.metadata.namespace ?? request.namespace)
-  ) {
-    return allow();
-  }
+  if (bound?.name === claim.metadata.name && bound?.namespace === namespace) return allow();
   const blockers = bindingBlockers(server, claim.spec.tolerations, world);
   if (blockers.length === 0) return allow();
   return denyBlocked(`binding claim ${claimName} to server ${serverName} is not allowed`, blockers);

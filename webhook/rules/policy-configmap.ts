@@ -4,22 +4,28 @@ import { POLICY_CONFIGMAP } from '../../policies/schema.js';
 import { parsePolicyConfigMap } from '../../lib/policy/parse.js';
 import { Codes } from '../codes.js';
 import { allow, deny, type Decision } from '../decision.js';
-import { objects, type RuleInput } from './common.js';
+import { objects, type PolicyConfigMapRef, type RuleInput } from './common.js';
+
+/** Whether the request is about the policy ConfigMap (by name and namespace). */
+function isPolicyConfigMap(request: RuleInput['request'], ref: PolicyConfigMapRef): boolean {
+  if (request.resource.group !== '' || request.resource.resource !== 'configmaps' || request.subResource)
+    return false;
+  const { object, oldObject } = objects<{ metadata?: { name?: string; namespace?: string } }>(request);
+  const meta = object?.metadata ?? oldObject?.metadata;
+  const name = request.name || meta?.name;
+  const namespace = request.namespace || meta?.namespace;
+  return name === ref.name && namespace === ref.namespace;
+}
 
 export function policyConfigMap({ request, policyConfigMap: ref = POLICY_CONFIGMAP }: RuleInput): Decision {
-  if (request.resource.group !== '' || request.resource.resource !== 'configmaps' || request.subResource)
-    return allow();
-  const { object, oldObject } = objects<{ metadata?: { name?: string; namespace?: string } }>(request);
-  const name = request.name || object?.metadata?.name || oldObject?.metadata?.name;
-  const namespace = request.namespace || object?.metadata?.namespace;
-  if (name !== ref.name || namespace !== ref.namespace) return allow();
+  if (!isPolicyConfigMap(request, ref)) return allow();
   if (request.operation === 'DELETE') {
     return allow([
       `deleting ${ref.namespace}/${ref.name}: the webhook and controllers keep the last good policy until a new one arrives`,
     ]);
   }
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
-  const parsed = parsePolicyConfigMap(object, { key: ref.key });
+  const parsed = parsePolicyConfigMap(request.object, { key: ref.key });
   if (parsed.ok) return allow();
   const prefix = (field: string) =>
     field.startsWith('data[') ? field : `data[${JSON.stringify(ref.key)}].${field}`;
