@@ -284,3 +284,34 @@ describe('webhook server: health, readiness, logs', () => {
     expect(all).not.toContain('grants:');
   });
 });
+
+describe('webhook server: object checks', () => {
+  it('still admits deleting a stored object that does not match its schema', async () => {
+    const { app } = setup();
+    const review = loadReview('claim-create-cordoned');
+    review.request.operation = 'DELETE';
+    review.request.oldObject = {
+      metadata: { name: 'claim-new', namespace: 'tenant-a' },
+      spec: { power: 42 },
+    };
+    review.request.object = null;
+    const res = await post(app, '/validate/contract', review);
+    expect(res.json().response).toMatchObject({ allowed: true });
+  });
+
+  it('denies an update whose stored object is malformed, naming the oldObject field', async () => {
+    const { app } = setup();
+    const review = loadReview('claim-approve');
+    (review.request.oldObject as { spec: { power: unknown } }).spec.power = 42;
+    const res = await post(app, '/validate/contract', review);
+    expect(res.json().response).toMatchObject({
+      allowed: false,
+      status: {
+        code: 422,
+        details: {
+          causes: expect.arrayContaining([expect.objectContaining({ field: 'oldObject.spec.power' })]),
+        },
+      },
+    });
+  });
+});
