@@ -5,6 +5,7 @@ import { ALL_KINDS } from '../api/registry.js';
 import type { KindDefinition } from '../api/schema/kind.js';
 import { formatFieldErrors, validateObject } from '../api/schema/validate.js';
 import type { PolicyStore } from '../lib/policy/store.js';
+import { DEFAULT_POLICY } from '../policies/schema.js';
 import { errorMessage } from '../lib/errors.js';
 import type { AdmissionRequest } from './admission.js';
 import { Codes } from './codes.js';
@@ -117,7 +118,9 @@ export async function review(
   const handler = RULES[type][rule];
   if (!handler)
     return { decision: allow([`no ${type} rule ${JSON.stringify(rule)}; request admitted unchecked`]) };
-  const policy = deps.policies.current();
+  // The policy ConfigMap rule does not read the policy: it must work before the first one exists,
+  // or the first policy could never be created.
+  const policy = deps.policies.current() ?? (handler === policyConfigMap ? DEFAULT_POLICY : undefined);
   if (!policy)
     return { decision: deny(Codes.NO_POLICY, 'no maintenance policy loaded yet', { retryAfterSeconds: 5 }) };
   const invalid = checkObject(request);
