@@ -192,7 +192,7 @@ describe('webhook server: AdmissionReview in and out', () => {
     expect(
       (await post(app, '/validate/policy', loadReview('policy-configmap-invalid'))).json().response.status
         .message,
-    ).toContain(Codes.NO_POLICY);
+    ).toContain(Codes.POLICY_INVALID);
   });
 
   it('answers 400 for what is not an AdmissionReview, 404 for unknown paths, 413 for oversized bodies', async () => {
