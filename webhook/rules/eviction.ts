@@ -469,6 +469,16 @@ export function decideEviction(input: RuleInput): EvictionOutcome {
     );
   const claimRef = server.spec.serverClaimRef;
   const claim = claimRef ? world.getClaim(claimRef.namespace, claimRef.name) : undefined;
+  // Without the claim neither its approval nor its tenant budgets can be checked, even when no approval
+  // is needed: wait for the cache rather than skip the tenant's budgets.
+  if (claimRef && !claim) {
+    const name = qualified(claimRef.namespace, claimRef.name);
+    return done(
+      deny(Codes.CLAIM_NOT_FOUND, `claim ${name} of server ${serverName} is not known (yet)`, {
+        retryAfterSeconds: 10,
+      }),
+    );
+  }
 
   const verdict = approvalVerdict(m, server, claim, policy, now);
   if (!verdict.ok) return done(retryDenial(verdict.code, verdict.message, verdict.retryAt, now));
