@@ -275,6 +275,10 @@ describe('eviction: approval', () => {
       code: Codes.CLAIM_NOT_FOUND,
       retryAfterSeconds: 10,
     });
+    // Also when no approval is needed: the tenant's budgets still have to be checked.
+    expect(denial(decide('m2', { world, mutate: (m) => (m.spec.class = 'Emergency') })).code).toBe(
+      Codes.CLAIM_NOT_FOUND,
+    );
   });
 });
 
