@@ -10,7 +10,7 @@ import { errorMessage } from '../lib/errors.js';
 import type { AdmissionRequest } from './admission.js';
 import { Codes } from './codes.js';
 import { allow, deny, withWarnings, type Decision } from './decision.js';
-import { grantDecision, type GrantFunction, type GrantResult } from './grants.js';
+import { grantDecision, type BudgetRef, type GrantFunction, type GrantResult } from './grants.js';
 import type { PolicyConfigMapRef, Rule, RuleInput } from './rules/common.js';
 import { contract } from './rules/contract.js';
 import { decideEviction } from './rules/eviction.js';
@@ -50,6 +50,20 @@ export interface ReviewOutcome {
   decision: Decision;
   /** Set when the eviction rule ran a grant. */
   grant?: GrantResult;
+  /** Audit annotations (the API server prefixes them with the webhook name). */
+  audit?: Record<string, string>;
+}
+
+const refName = (r: BudgetRef) =>
+  r.namespace ? `${r.kind}/${r.namespace}/${r.name}` : `${r.kind}/${r.name}`;
+
+/** What the audit log should keep about an admitted disruption: who approved, which budgets hold it. */
+function evictionAudit(source: string, grant: GrantResult): Record<string, string> {
+  if (!grant.granted) return { 'approval-source': source };
+  return {
+    'approval-source': source,
+    grants: [...grant.written, ...grant.alreadyHeld].map(refName).join(',') || 'none',
+  };
 }
 
 // By resource, not by request.kind: the rules dispatch on the resource, so that is what must be checked.
@@ -144,6 +158,7 @@ export async function review(
         ? withWarnings(decision, ['dry run: budget room checked, nothing reserved'])
         : decision,
       grant,
+      audit: evictionAudit(outcome.source, grant),
     };
   } catch (e) {
     return { decision: deny(Codes.INTERNAL, `rule ${rule} failed: ${errorMessage(e)}`) };

@@ -100,7 +100,11 @@ describe('webhook server: AdmissionReview in and out', () => {
   it('takes budget room on the eviction path and counts it in the metrics', async () => {
     const { app, store } = setup();
     const res = await post(app, '/validate/eviction', loadReview('maintenance-to-inmaintenance'));
-    expect(res.json().response).toEqual({ uid: expect.any(String), allowed: true });
+    expect(res.json().response).toEqual({
+      uid: expect.any(String),
+      allowed: true,
+      auditAnnotations: { 'approval-source': 'NotRequired', grants: 'ServerDisruptionBudget/fleet' },
+    });
     expect(store.peek(FLEET)?.status?.grants?.map((g) => g.maintenanceUID)).toEqual(['uid-free']);
     const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toContain(

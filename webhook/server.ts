@@ -127,7 +127,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
         isMetalError(e) ? e.message : 'not an AdmissionReview v1',
       );
     }
-    const { decision, grant } = await review(type, rule, admission, {
+    const { decision, grant, audit } = await review(type, rule, admission, {
       world: options.world,
       policies: options.policies,
       grant: options.grant,
@@ -165,7 +165,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       },
       logMessage(decision),
     );
-    return reply.code(200).send(toAdmissionResponse(admission.uid, decision));
+    return reply.code(200).send(toAdmissionResponse(admission.uid, decision, audit));
   };
 
   app.post<{ Params: ReviewParams }>('/:type/:rule', async (request, reply) => {
