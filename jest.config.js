@@ -15,6 +15,9 @@ const common = {
 
 /** @type {import('jest').Config} */
 export default {
+  // Jest reads testTimeout only at the top level. Integration tests wait on real processes; a unit
+  // test that needs this long is a bug, and its own assertions say so first.
+  testTimeout: 60000,
   projects: [
     {
       ...common,
@@ -31,7 +34,6 @@ export default {
       testPathIgnorePatterns: ['/node_modules/', '/dist/'],
       globalSetup: '<rootDir>/e2e/harness/jest-global-setup.mjs',
       globalTeardown: '<rootDir>/e2e/harness/jest-global-teardown.mjs',
-      testTimeout: 120000,
     },
   ],
 };

@@ -9,6 +9,7 @@ import { silentLogger } from '../log.js';
 import type { KubeClient, ResourceClient } from './client.js';
 import { Core } from './resources.js';
 import { microTime } from './leader-election.js';
+import { withDefaults } from '../options.js';
 
 export type EventType = 'Normal' | 'Warning';
 
@@ -47,7 +48,7 @@ export class EventRecorder {
 
   constructor(options: EventRecorderOptions) {
     this.#events = options.client.resource<KubeEvent>(Core.Event);
-    this.#o = { logger: silentLogger, seriesWindowMs: 10 * 60_000, maxInFlight: 50, ...options };
+    this.#o = withDefaults({ logger: silentLogger, seriesWindowMs: 10 * 60_000, maxInFlight: 50 }, options);
     this.#log = this.#o.logger.child({ component: 'events' });
   }
 

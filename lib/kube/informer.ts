@@ -14,6 +14,7 @@ import type { ResourceClient } from './client.js';
 import { KubeApiError } from './errors.js';
 import { objectKey } from './resources.js';
 import { Backoff, sleep } from './backoff.js';
+import { withDefaults } from '../options.js';
 
 export type IndexFunc<T> = (obj: T) => string[];
 
@@ -75,13 +76,15 @@ export class Informer<T extends KubeObject> {
 
   constructor(resource: ResourceClient<T>, options: InformerOptions<T> = {}) {
     this.#resource = resource;
-    this.#opts = {
-      resyncIntervalMs: 10 * 60_000,
-      watchTimeoutSeconds: [300, 600],
-      inactivityMs: 120_000,
-      logger: silentLogger,
-      ...options,
-    };
+    this.#opts = withDefaults(
+      {
+        resyncIntervalMs: 10 * 60_000,
+        watchTimeoutSeconds: [300, 600] as [number, number],
+        inactivityMs: 120_000,
+        logger: silentLogger,
+      },
+      options,
+    );
     this.#log = this.#opts.logger.child({ informer: resource.type.plural });
     this.#indexers = options.indexers ?? {};
     for (const name of Object.keys(this.#indexers)) this.#indexes.set(name, new Map());

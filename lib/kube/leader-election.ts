@@ -12,6 +12,7 @@ import type { KubeClient, ResourceClient } from './client.js';
 import { isAlreadyExists, isConflict, isNotFound } from './errors.js';
 import { Core } from './resources.js';
 import { sleep } from './backoff.js';
+import { withDefaults } from '../options.js';
 import type { KubeObject } from '../../api/schema/meta.js';
 
 export interface Lease extends KubeObject {
@@ -56,14 +57,10 @@ export class LeaderElector {
   #stopped = false;
 
   constructor(options: LeaderElectionOptions) {
-    this.#o = {
-      leaseDurationMs: 15_000,
-      renewDeadlineMs: 10_000,
-      retryPeriodMs: 2_000,
-      logger: silentLogger,
-      now: Date.now,
-      ...options,
-    };
+    this.#o = withDefaults(
+      { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, logger: silentLogger, now: Date.now },
+      options,
+    );
     if (this.#o.leaseDurationMs <= this.#o.renewDeadlineMs) throw new Error('leaseDuration must exceed renewDeadline');
     if (this.#o.renewDeadlineMs <= this.#o.retryPeriodMs * 1.2) throw new Error('renewDeadline must exceed retryPeriod * 1.2');
     this.#leases = options.client.resource<Lease>(Core.Lease);

@@ -24,6 +24,7 @@ import type { FastifyInstance } from 'fastify';
 export interface ManagerOptions {
   /** Binary name, e.g. maintenance-controller. Also the default field manager and Lease name. */
   name: string;
+  /** The manager owns the client and closes it on stop. */
   client: KubeClient;
   logger: Logger;
   /** SSA field manager; default `metal-maintenance/<name>`. */

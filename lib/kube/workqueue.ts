@@ -3,6 +3,8 @@
 // again meanwhile it is processed once more afterwards. Retries back off exponentially per key,
 // and an overall token bucket keeps a storm of failures from hammering the API server.
 
+import { withDefaults } from '../options.js';
+
 export interface WorkQueueOptions {
   /** First retry delay per key. */
   baseDelayMs?: number;
@@ -29,7 +31,7 @@ export class WorkQueue<K = string> {
   retries = 0;
 
   constructor(options: WorkQueueOptions = {}) {
-    this.#opts = { baseDelayMs: 5, maxDelayMs: 5 * 60_000, qps: 10, burst: 100, ...options };
+    this.#opts = withDefaults({ baseDelayMs: 5, maxDelayMs: 5 * 60_000, qps: 10, burst: 100 }, options);
     this.#tokens = this.#opts.burst;
   }
 
