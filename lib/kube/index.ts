@@ -12,3 +12,4 @@ export * from './ops-server.js';
 export * from './manager.js';
 export * from './backoff.js';
 export * from './lifecycle.js';
+export * from './binary.js';
