@@ -37,7 +37,7 @@ export const ALL_KINDS: readonly KindDefinition[] = [
   BMCVersionKind,
   BMCSettingsSetKind,
   BMCVersionSetKind,
-] as unknown as readonly KindDefinition[];
+];
 
 /** Looks a kind up by apiVersion and kind, as they appear on an object. */
 export function kindFor(apiVersion: string, kind: string): KindDefinition | undefined {

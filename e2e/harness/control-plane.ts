@@ -5,7 +5,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
-import { KubeClient } from '../../lib/kube/client.js';
+import type { KubeClient } from '../../lib/kube/client.js';
 import { Core } from '../../lib/kube/resources.js';
 import { isAlreadyExists } from '../../lib/kube/errors.js';
 import type { KubeObject } from '../../api/schema/meta.js';
@@ -42,7 +42,7 @@ export async function controlPlaneUp(dir: string): Promise<ControlPlane> {
     await run('bash', [SCRIPT, 'up', dir], { maxBuffer: 64 * 1024 * 1024, timeout: 20 * 60_000 });
   } catch (e) {
     const err = e as { stderr?: string; message: string };
-    throw new Error(`control plane failed to start: ${err.stderr || err.message}`);
+    throw new Error(`control plane failed to start: ${err.stderr || err.message}`, { cause: e });
   }
   return readControlPlane(dir);
 }
@@ -67,7 +67,10 @@ export async function startApiserver(dir: string): Promise<void> {
 export async function compactEtcd(cp: ControlPlane): Promise<number> {
   const base = `http://127.0.0.1:${cp.etcdPort}/v3/kv`;
   const range = (await (
-    await fetch(`${base}/range`, { method: 'POST', body: JSON.stringify({ key: Buffer.from('/').toString('base64') }) })
+    await fetch(`${base}/range`, {
+      method: 'POST',
+      body: JSON.stringify({ key: Buffer.from('/').toString('base64') }),
+    })
   ).json()) as { header: { revision: string } };
   const revision = Number(range.header.revision);
   const res = await fetch(`${base}/compaction`, {
@@ -93,9 +96,12 @@ export async function installCRDs(client: KubeClient, timeoutMs = 60_000): Promi
     try {
       await crds.create(doc);
     } catch (e) {
-      if (!isAlreadyExists(e)) throw new Error(`installing ${file}: ${(e as Error).message}`);
+      if (!isAlreadyExists(e)) throw new Error(`installing ${file}: ${(e as Error).message}`, { cause: e });
       const current = await crds.get(doc.metadata.name!);
-      await crds.replace({ ...doc, metadata: { ...doc.metadata, resourceVersion: current.metadata.resourceVersion } });
+      await crds.replace({
+        ...doc,
+        metadata: { ...doc.metadata, resourceVersion: current.metadata.resourceVersion },
+      });
     }
   }
   const deadline = Date.now() + timeoutMs;

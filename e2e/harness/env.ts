@@ -72,7 +72,13 @@ export async function serviceAccountKubeconfig(
   const tr = await client.request<{ status: { token: string } }>(
     'POST',
     `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
-    { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 3600 } } },
+    {
+      body: {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds: 3600 },
+      },
+    },
   );
   const cp = controlPlane();
   const admin = client.kubeConfig;
@@ -83,7 +89,9 @@ export async function serviceAccountKubeconfig(
     stringify({
       apiVersion: 'v1',
       kind: 'Config',
-      clusters: [{ name: 'local', cluster: { server: cluster.server, 'certificate-authority-data': caData(cp) } }],
+      clusters: [
+        { name: 'local', cluster: { server: cluster.server, 'certificate-authority-data': caData(cp) } },
+      ],
       users: [{ name, user: { token: tr.status.token } }],
       contexts: [{ name: 'local', context: { cluster: 'local', user: name } }],
       'current-context': 'local',
@@ -105,7 +113,11 @@ export interface WaitOptions {
 }
 
 /** Polls `probe` until it returns a value other than undefined/false; fails naming `what`. */
-export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, options: WaitOptions = {}): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  options: WaitOptions = {},
+): Promise<T> {
   const timeoutMs = options.timeoutMs ?? 30_000;
   const intervalMs = options.intervalMs ?? 100;
   const deadline = Date.now() + timeoutMs;
@@ -118,7 +130,9 @@ export async function waitFor<T>(what: string, probe: () => Promise<T | undefine
       lastError = e;
     }
     if (Date.now() > deadline) {
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`);
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${(lastError as Error).message})` : ''}`,
+      );
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }

@@ -37,9 +37,13 @@ export async function applyManifest(client: KubeClient, file: string): Promise<K
     try {
       await res.create(obj);
     } catch (e) {
-      if (!isAlreadyExists(e)) throw new Error(`${file}: ${obj.kind} ${obj.metadata.name}: ${(e as Error).message}`);
+      if (!isAlreadyExists(e))
+        throw new Error(`${file}: ${obj.kind} ${obj.metadata.name}: ${(e as Error).message}`, { cause: e });
       const cur = await res.get(obj.metadata.name!, obj.metadata.namespace);
-      await res.replace({ ...obj, metadata: { ...obj.metadata, resourceVersion: cur.metadata.resourceVersion } });
+      await res.replace({
+        ...obj,
+        metadata: { ...obj.metadata, resourceVersion: cur.metadata.resourceVersion },
+      });
     }
   }
   return objs;
@@ -79,7 +83,13 @@ export async function tokenKubeconfig(
   const tr = await admin.request<{ status: { token: string } }>(
     'POST',
     `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`,
-    { body: { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 7200 } } },
+    {
+      body: {
+        apiVersion: 'authentication.k8s.io/v1',
+        kind: 'TokenRequest',
+        spec: { expirationSeconds: 7200 },
+      },
+    },
   );
   const cluster = admin.kubeConfig.getCurrentCluster()!;
   const ca = cluster.caData ?? (cluster.caFile ? readFileSync(cluster.caFile).toString('base64') : undefined);
@@ -106,7 +116,10 @@ export interface RunningBinary {
   logs: Record<string, unknown>[];
   exited: Promise<number | null>;
   /** Resolves with the first log line matching `pred`. */
-  waitForLog(pred: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  waitForLog(
+    pred: (line: Record<string, unknown>) => boolean,
+    timeoutMs?: number,
+  ): Promise<Record<string, unknown>>;
   stop(signal?: NodeJS.Signals, timeoutMs?: number): Promise<number | null>;
 }
 
@@ -140,7 +153,7 @@ export function spawnBinary(
   running.add(proc);
   const logs: Record<string, unknown>[] = [];
   const listeners = new Set<(l: Record<string, unknown>) => void>();
-  createInterface({ input: proc.stdout! }).on('line', (line) => {
+  createInterface({ input: proc.stdout }).on('line', (line) => {
     let parsed: Record<string, unknown>;
     try {
       parsed = JSON.parse(line) as Record<string, unknown>;
@@ -168,7 +181,11 @@ export function spawnBinary(
       return new Promise((resolve, reject) => {
         const timer = setTimeout(() => {
           listeners.delete(check);
-          reject(new Error(`${name}: no matching log line within ${timeoutMs} ms (last: ${JSON.stringify(logs.slice(-3))})`));
+          reject(
+            new Error(
+              `${name}: no matching log line within ${timeoutMs} ms (last: ${JSON.stringify(logs.slice(-3))})`,
+            ),
+          );
         }, timeoutMs);
         const check = (l: Record<string, unknown>) => {
           if (!pred(l)) return;
@@ -203,7 +220,12 @@ export function adminKubeconfig(): string {
   return readControlPlane(dir).kubeconfig;
 }
 
-export async function deleteIfExists(client: KubeClient, rt: ResourceType, name: string, namespace?: string): Promise<void> {
+export async function deleteIfExists(
+  client: KubeClient,
+  rt: ResourceType,
+  name: string,
+  namespace?: string,
+): Promise<void> {
   try {
     await client.resource(rt).delete(name, { namespace });
   } catch (e) {

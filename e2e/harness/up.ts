@@ -14,7 +14,9 @@ const cp = await controlPlaneUp(dir);
 const client = await KubeClient.fromFile(cp.kubeconfig);
 try {
   const crds = await installCRDs(client);
-  console.error(`[harness] control plane ready with ${crds.length} CRDs in ${Date.now() - started} ms (${dir})`);
+  console.error(
+    `[harness] control plane ready with ${crds.length} CRDs in ${Date.now() - started} ms (${dir})`,
+  );
 } finally {
   await client.close();
 }

@@ -47,8 +47,12 @@ export async function runControllerBinary(bin: ControllerBinary, argv = process.
     .option('--no-leader-elect', 'run without leader election (single replica only)')
     .option('--ops-port <port>', 'port of /healthz, /readyz, /metrics (0 = any)', (v) => Number(v), 8081)
     .option('--ops-host <host>', 'address the ops port binds', '0.0.0.0')
-    .addOption(new Option('--lease-duration <s>', 'Lease duration in seconds').argParser(seconds).default(15_000))
-    .addOption(new Option('--renew-deadline <s>', 'renew deadline in seconds').argParser(seconds).default(10_000))
+    .addOption(
+      new Option('--lease-duration <s>', 'Lease duration in seconds').argParser(seconds).default(15_000),
+    )
+    .addOption(
+      new Option('--renew-deadline <s>', 'renew deadline in seconds').argParser(seconds).default(10_000),
+    )
     .addOption(new Option('--retry-period <s>', 'retry period in seconds').argParser(seconds).default(2_000))
     .option('--log-level <level>', 'log level', process.env.LOG_LEVEL ?? 'info');
   bin.flags?.(cmd);

@@ -218,7 +218,13 @@ function parseStatus(text: string, statusCode: number): KubeStatus {
   } catch {
     // not JSON: fall through
   }
-  return { kind: 'Status', status: 'Failure', code: statusCode, message: text.slice(0, 512), reason: 'Unknown' };
+  return {
+    kind: 'Status',
+    status: 'Failure',
+    code: statusCode,
+    message: text.slice(0, 512),
+    reason: 'Unknown',
+  };
 }
 
 export interface ListOptions {
@@ -267,7 +273,11 @@ export class ResourceClient<T extends KubeObject> {
     return resourcePath(this.type, namespace, name, subresource);
   }
 
-  get(name: string, namespace?: string, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<T> {
+  get(
+    name: string,
+    namespace?: string,
+    options: { timeoutMs?: number; signal?: AbortSignal } = {},
+  ): Promise<T> {
     return this.client.request<T>('GET', this.path(namespace, name), options);
   }
 
@@ -342,7 +352,12 @@ export class ResourceClient<T extends KubeObject> {
   patch(
     name: string,
     patch: unknown,
-    options: WriteOptions & { namespace?: string; type?: PatchType; subresource?: 'status'; force?: boolean } = {},
+    options: WriteOptions & {
+      namespace?: string;
+      type?: PatchType;
+      subresource?: 'status';
+      force?: boolean;
+    } = {},
   ): Promise<T> {
     const type = options.type ?? 'merge';
     return this.client.request<T>('PATCH', this.path(options.namespace, name, options.subresource), {
@@ -355,7 +370,10 @@ export class ResourceClient<T extends KubeObject> {
   }
 
   /** Server-side apply of `obj` (which carries only the fields this manager owns). */
-  apply(obj: T, options: WriteOptions & { fieldManager: string; force?: boolean; subresource?: 'status' }): Promise<T> {
+  apply(
+    obj: T,
+    options: WriteOptions & { fieldManager: string; force?: boolean; subresource?: 'status' },
+  ): Promise<T> {
     return this.patch(obj.metadata.name ?? '', this.#withKind(obj), {
       ...options,
       namespace: obj.metadata.namespace,

@@ -8,7 +8,12 @@ export interface KubeStatus {
   message?: string;
   reason?: string;
   code?: number;
-  details?: { name?: string; kind?: string; causes?: { type?: string; message?: string; field?: string }[]; retryAfterSeconds?: number };
+  details?: {
+    name?: string;
+    kind?: string;
+    causes?: { type?: string; message?: string; field?: string }[];
+    retryAfterSeconds?: number;
+  };
 }
 
 export class KubeApiError extends MetalError {
@@ -18,10 +23,14 @@ export class KubeApiError extends MetalError {
 
   constructor(method: string, path: string, statusCode: number, status: KubeStatus) {
     const reason = status.reason ?? 'Unknown';
-    super('METAL_ERR_KUBE_API', `${method} ${path}: ${statusCode} ${reason}: ${status.message ?? ''}`.trim(), {
-      statusCode,
-      reason,
-    });
+    super(
+      'METAL_ERR_KUBE_API',
+      `${method} ${path}: ${statusCode} ${reason}: ${status.message ?? ''}`.trim(),
+      {
+        statusCode,
+        reason,
+      },
+    );
     this.name = 'KubeApiError';
     this.statusCode = statusCode;
     this.reason = reason;
@@ -32,7 +41,12 @@ export class KubeApiError extends MetalError {
 /** The API server could not be reached or did not answer in time. */
 export class KubeTransportError extends MetalError {
   constructor(method: string, path: string, cause: unknown) {
-    super('METAL_ERR_KUBE_TRANSPORT', `${method} ${path}: ${cause instanceof Error ? cause.message : String(cause)}`, {}, { cause });
+    super(
+      'METAL_ERR_KUBE_TRANSPORT',
+      `${method} ${path}: ${cause instanceof Error ? cause.message : String(cause)}`,
+      {},
+      { cause },
+    );
     this.name = 'KubeTransportError';
   }
 }
@@ -40,8 +54,10 @@ export class KubeTransportError extends MetalError {
 const hasStatus = (e: unknown, code: number): boolean => e instanceof KubeApiError && e.statusCode === code;
 
 export const isNotFound = (e: unknown): boolean => hasStatus(e, 404);
-export const isConflict = (e: unknown): boolean => hasStatus(e, 409) && (e as KubeApiError).reason === 'Conflict';
-export const isAlreadyExists = (e: unknown): boolean => hasStatus(e, 409) && (e as KubeApiError).reason === 'AlreadyExists';
+export const isConflict = (e: unknown): boolean =>
+  hasStatus(e, 409) && (e as KubeApiError).reason === 'Conflict';
+export const isAlreadyExists = (e: unknown): boolean =>
+  hasStatus(e, 409) && (e as KubeApiError).reason === 'AlreadyExists';
 export const isGone = (e: unknown): boolean => hasStatus(e, 410);
 export const isInvalid = (e: unknown): boolean => hasStatus(e, 422);
 export const isForbidden = (e: unknown): boolean => hasStatus(e, 403);

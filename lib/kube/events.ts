@@ -21,7 +21,14 @@ interface KubeEvent extends KubeObject {
   reason: string;
   note?: string;
   type: EventType;
-  regarding: { apiVersion?: string; kind?: string; name?: string; namespace?: string; uid?: string; resourceVersion?: string };
+  regarding: {
+    apiVersion?: string;
+    kind?: string;
+    name?: string;
+    namespace?: string;
+    uid?: string;
+    resourceVersion?: string;
+  };
   series?: { count: number; lastObservedTime: string };
 }
 
@@ -41,7 +48,10 @@ export interface EventRecorderOptions {
 export class EventRecorder {
   readonly #events: ResourceClient<KubeEvent>;
   readonly #o: Required<Omit<EventRecorderOptions, 'client'>>;
-  readonly #recent = new Map<string, { name: string; namespace: string; count: number; firstAt: number; writing: boolean }>();
+  readonly #recent = new Map<
+    string,
+    { name: string; namespace: string; count: number; firstAt: number; writing: boolean }
+  >();
   readonly #log: Logger;
   #inFlight = 0;
   dropped = 0;
@@ -106,7 +116,10 @@ export class EventRecorder {
       });
   }
 
-  async #updateSeries(entry: { name: string; namespace: string; count: number; writing: boolean }, now: number): Promise<void> {
+  async #updateSeries(
+    entry: { name: string; namespace: string; count: number; writing: boolean },
+    now: number,
+  ): Promise<void> {
     entry.writing = true;
     try {
       await this.#events.patch(

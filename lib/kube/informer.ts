@@ -57,7 +57,9 @@ class RelistRequested extends Error {}
 
 export class Informer<T extends KubeObject> {
   readonly #resource: ResourceClient<T>;
-  readonly #opts: Required<Omit<InformerOptions<T>, 'namespace' | 'labelSelector' | 'fieldSelector' | 'indexers'>> &
+  readonly #opts: Required<
+    Omit<InformerOptions<T>, 'namespace' | 'labelSelector' | 'fieldSelector' | 'indexers'>
+  > &
     InformerOptions<T>;
   readonly #log: Logger;
   readonly #store = new Map<string, T>();
@@ -72,7 +74,14 @@ export class Informer<T extends KubeObject> {
   #watchAbort: AbortController | undefined;
   #running: Promise<void> | undefined;
   #relistRequested = false;
-  readonly stats: InformerStats = { lists: 0, relistsAfterGone: 0, watchRestarts: 0, events: 0, lastEventAt: 0, lastListAt: 0 };
+  readonly stats: InformerStats = {
+    lists: 0,
+    relistsAfterGone: 0,
+    watchRestarts: 0,
+    events: 0,
+    lastEventAt: 0,
+    lastListAt: 0,
+  };
 
   constructor(resource: ResourceClient<T>, options: InformerOptions<T> = {}) {
     this.#resource = resource;
@@ -181,7 +190,11 @@ export class Informer<T extends KubeObject> {
     let needList = true;
     while (!signal.aborted) {
       try {
-        if (needList || this.#relistRequested || Date.now() - this.stats.lastListAt > this.#opts.resyncIntervalMs) {
+        if (
+          needList ||
+          this.#relistRequested ||
+          Date.now() - this.stats.lastListAt > this.#opts.resyncIntervalMs
+        ) {
           this.#relistRequested = false;
           await this.#listAndReplace();
           needList = false;
@@ -192,7 +205,10 @@ export class Informer<T extends KubeObject> {
         if (signal.aborted) break;
         if (e instanceof GoneError) {
           this.stats.relistsAfterGone++;
-          this.#log.info({ resourceVersion: this.#resourceVersion }, 'watch resourceVersion expired (410 Gone); relisting');
+          this.#log.info(
+            { resourceVersion: this.#resourceVersion },
+            'watch resourceVersion expired (410 Gone); relisting',
+          );
           needList = true;
           continue;
         }

@@ -46,7 +46,8 @@ export function microTime(ms: number): string {
 }
 
 export class LeaderElector {
-  readonly #o: Required<Omit<LeaderElectionOptions, 'onNewLeader'>> & Pick<LeaderElectionOptions, 'onNewLeader'>;
+  readonly #o: Required<Omit<LeaderElectionOptions, 'onNewLeader'>> &
+    Pick<LeaderElectionOptions, 'onNewLeader'>;
   readonly #leases: ResourceClient<Lease>;
   readonly #log: Logger;
   #observed: Lease | undefined;
@@ -58,13 +59,24 @@ export class LeaderElector {
 
   constructor(options: LeaderElectionOptions) {
     this.#o = withDefaults(
-      { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000, logger: silentLogger, now: Date.now },
+      {
+        leaseDurationMs: 15_000,
+        renewDeadlineMs: 10_000,
+        retryPeriodMs: 2_000,
+        logger: silentLogger,
+        now: Date.now,
+      },
       options,
     );
-    if (this.#o.leaseDurationMs <= this.#o.renewDeadlineMs) throw new Error('leaseDuration must exceed renewDeadline');
-    if (this.#o.renewDeadlineMs <= this.#o.retryPeriodMs * 1.2) throw new Error('renewDeadline must exceed retryPeriod * 1.2');
+    if (this.#o.leaseDurationMs <= this.#o.renewDeadlineMs)
+      throw new Error('leaseDuration must exceed renewDeadline');
+    if (this.#o.renewDeadlineMs <= this.#o.retryPeriodMs * 1.2)
+      throw new Error('renewDeadline must exceed retryPeriod * 1.2');
     this.#leases = options.client.resource<Lease>(Core.Lease);
-    this.#log = this.#o.logger.child({ lease: `${options.namespace}/${options.name}`, identity: options.identity });
+    this.#log = this.#o.logger.child({
+      lease: `${options.namespace}/${options.name}`,
+      identity: options.identity,
+    });
   }
 
   /** Each API call is bounded so a hung request cannot outlive the renew deadline. */
@@ -96,7 +108,10 @@ export class LeaderElector {
       if (renewed) continue;
       if (this.#o.now() - this.#lastRenew >= this.#o.renewDeadlineMs) {
         this.#leading = false;
-        this.#log.error({ sinceLastRenewMs: this.#o.now() - this.#lastRenew }, 'failed to renew lease within the renew deadline');
+        this.#log.error(
+          { sinceLastRenewMs: this.#o.now() - this.#lastRenew },
+          'failed to renew lease within the renew deadline',
+        );
         this.#o.onStoppedLeading();
         return;
       }
@@ -112,7 +127,13 @@ export class LeaderElector {
     try {
       await this.#leases.replace({
         ...this.#observed,
-        spec: { ...this.#observed.spec, holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now },
+        spec: {
+          ...this.#observed.spec,
+          holderIdentity: '',
+          leaseDurationSeconds: 1,
+          renewTime: now,
+          acquireTime: now,
+        },
       });
       this.#log.info('released lease');
     } catch (e) {
@@ -122,48 +143,16 @@ export class LeaderElector {
 
   async #tryAcquireOrRenew(): Promise<boolean> {
     const now = this.#o.now();
-    const durationSec = Math.ceil(this.#o.leaseDurationMs / 1000);
-    const mine = { holderIdentity: this.#o.identity, leaseDurationSeconds: durationSec, renewTime: microTime(now) };
-    let current: Lease;
+    const current = await this.#readOrCreate(now);
+    if (current === 'created') return true;
+    if (current === undefined) return false;
+    if (!this.#observed || JSON.stringify(this.#observed.spec) !== JSON.stringify(current.spec))
+      this.#record(current, now);
+    if (this.#heldByAnother(current, now)) return false;
     try {
-      current = await this.#leases.get(this.#o.name, this.#o.namespace, { timeoutMs: this.#requestTimeoutMs });
-    } catch (e) {
-      if (!isNotFound(e)) {
-        this.#log.warn({ err: (e as Error).message }, 'reading lease failed');
-        return false;
-      }
-      try {
-        const created = await this.#leases.create({
-          metadata: { name: this.#o.name, namespace: this.#o.namespace },
-          spec: { ...mine, acquireTime: microTime(now), leaseTransitions: 0 },
-        }, { timeoutMs: this.#requestTimeoutMs });
-        this.#record(created, now);
-        this.#lastRenew = now;
-        return true;
-      } catch (ce) {
-        if (!isAlreadyExists(ce)) this.#log.warn({ err: (ce as Error).message }, 'creating lease failed');
-        return false;
-      }
-    }
-
-    const spec = current.spec ?? {};
-    if (!this.#observed || JSON.stringify(this.#observed.spec) !== JSON.stringify(current.spec)) this.#record(current, now);
-    const holder = spec.holderIdentity ?? '';
-    const heldByOther = holder !== '' && holder !== this.#o.identity;
-    const leaseMs = (spec.leaseDurationSeconds ?? durationSec) * 1000;
-    if (heldByOther && this.#observedAt + leaseMs > now) return false;
-
-    const takingOver = holder !== this.#o.identity;
-    const next: Lease = {
-      ...current,
-      spec: {
-        ...mine,
-        acquireTime: takingOver ? microTime(now) : (spec.acquireTime ?? microTime(now)),
-        leaseTransitions: (spec.leaseTransitions ?? 0) + (takingOver && holder !== '' ? 1 : 0),
-      },
-    };
-    try {
-      const updated = await this.#leases.replace(next, { timeoutMs: this.#requestTimeoutMs });
+      const updated = await this.#leases.replace(this.#claim(current, now), {
+        timeoutMs: this.#requestTimeoutMs,
+      });
       this.#record(updated, now);
       this.#lastRenew = now;
       return true;
@@ -171,6 +160,64 @@ export class LeaderElector {
       if (!isConflict(e)) this.#log.warn({ err: (e as Error).message }, 'updating lease failed');
       return false;
     }
+  }
+
+  /** The current Lease; 'created' if it did not exist and we created it (and so lead). */
+  async #readOrCreate(now: number): Promise<Lease | 'created' | undefined> {
+    try {
+      return await this.#leases.get(this.#o.name, this.#o.namespace, { timeoutMs: this.#requestTimeoutMs });
+    } catch (e) {
+      if (!isNotFound(e)) {
+        this.#log.warn({ err: (e as Error).message }, 'reading lease failed');
+        return undefined;
+      }
+    }
+    try {
+      const created = await this.#leases.create(
+        {
+          metadata: { name: this.#o.name, namespace: this.#o.namespace },
+          spec: { ...this.#mine(now), acquireTime: microTime(now), leaseTransitions: 0 },
+        },
+        { timeoutMs: this.#requestTimeoutMs },
+      );
+      this.#record(created, now);
+      this.#lastRenew = now;
+      return 'created';
+    } catch (e) {
+      if (!isAlreadyExists(e)) this.#log.warn({ err: (e as Error).message }, 'creating lease failed');
+      return undefined;
+    }
+  }
+
+  /** Held by someone else who renewed within their lease duration, as measured on our clock. */
+  #heldByAnother(lease: Lease, now: number): boolean {
+    const holder = lease.spec?.holderIdentity ?? '';
+    if (holder === '' || holder === this.#o.identity) return false;
+    const leaseMs = (lease.spec?.leaseDurationSeconds ?? this.#o.leaseDurationMs / 1000) * 1000;
+    return this.#observedAt + leaseMs > now;
+  }
+
+  #mine(now: number): NonNullable<Lease['spec']> {
+    return {
+      holderIdentity: this.#o.identity,
+      leaseDurationSeconds: Math.ceil(this.#o.leaseDurationMs / 1000),
+      renewTime: microTime(now),
+    };
+  }
+
+  /** The Lease with us as holder: a renewal keeps acquireTime, a takeover counts a transition. */
+  #claim(current: Lease, now: number): Lease {
+    const spec = current.spec ?? {};
+    const holder = spec.holderIdentity ?? '';
+    const takingOver = holder !== this.#o.identity;
+    return {
+      ...current,
+      spec: {
+        ...this.#mine(now),
+        acquireTime: takingOver ? microTime(now) : (spec.acquireTime ?? microTime(now)),
+        leaseTransitions: (spec.leaseTransitions ?? 0) + (takingOver && holder !== '' ? 1 : 0),
+      },
+    };
   }
 
   #record(lease: Lease, now: number): void {

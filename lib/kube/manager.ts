@@ -31,7 +31,16 @@ export interface ManagerOptions {
   fieldManager?: string;
   /** reportingController of Events; default `maintenance.metal.ironcore.dev/<name>`. */
   eventSource?: string;
-  leaderElection?: { namespace: string; leaseName?: string; identity?: string; leaseDurationMs?: number; renewDeadlineMs?: number; retryPeriodMs?: number } | false;
+  leaderElection?:
+    | {
+        namespace: string;
+        leaseName?: string;
+        identity?: string;
+        leaseDurationMs?: number;
+        renewDeadlineMs?: number;
+        retryPeriodMs?: number;
+      }
+    | false;
   ops?: { host?: string; port: number };
   syncTimeoutMs?: number;
   /** Called when the Lease is lost; default exits the process with status 1. */
@@ -64,7 +73,8 @@ export class Manager {
     this.name = options.name;
     this.client = options.client;
     this.logger = options.logger;
-    this.identity = (options.leaderElection && options.leaderElection.identity) || `${hostname()}_${process.pid}`;
+    this.identity =
+      (options.leaderElection && options.leaderElection.identity) || `${hostname()}_${process.pid}`;
     this.registry = createRegistry(options.name);
     this.metrics = new RuntimeMetrics(this.registry);
     this.status = new StatusWriter(options.fieldManager ?? `metal-maintenance/${options.name}`, {
@@ -90,7 +100,9 @@ export class Manager {
       inf = new Informer<T>(this.client.resource<T>(rt), { logger: this.logger, ...options });
       this.#informers.set(key, inf as unknown as Informer<KubeObject>);
     } else if (options.indexers) {
-      throw new Error(`informer for ${rt.plural} already exists; declare its indexers where it is first created`);
+      throw new Error(
+        `informer for ${rt.plural} already exists; declare its indexers where it is first created`,
+      );
     }
     return inf;
   }

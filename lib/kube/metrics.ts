@@ -35,7 +35,12 @@ export class RuntimeMetrics {
       buckets: [0.001, 0.005, 0.025, 0.1, 0.5, 1, 2.5, 10],
       registers,
     });
-    this.queueDepth = new Gauge({ name: 'metal_workqueue_depth', help: 'Keys waiting.', labelNames: ['controller'], registers });
+    this.queueDepth = new Gauge({
+      name: 'metal_workqueue_depth',
+      help: 'Keys waiting.',
+      labelNames: ['controller'],
+      registers,
+    });
     this.queueRetries = new Counter({
       name: 'metal_workqueue_retries_total',
       help: 'Keys re-queued after a failure.',
@@ -60,7 +65,11 @@ export class RuntimeMetrics {
       labelNames: ['resource'],
       registers,
     });
-    this.leader = new Gauge({ name: 'metal_leader', help: '1 while this process holds its Lease.', registers });
+    this.leader = new Gauge({
+      name: 'metal_leader',
+      help: '1 while this process holds its Lease.',
+      registers,
+    });
     this.statusConflicts = new Counter({
       name: 'metal_status_conflicts_total',
       help: 'Optimistic-concurrency conflicts on writes, retried.',

@@ -24,16 +24,23 @@ function evaluate(checks: HealthCheck[]): { ok: boolean; body: string } {
     const r = c.check();
     const pass = r === true;
     ok &&= pass;
-    lines.push(`[${pass ? '+' : '-'}]${c.name} ${pass ? 'ok' : typeof r === 'string' ? `failed: ${r}` : 'failed'}`);
+    lines.push(
+      `[${pass ? '+' : '-'}]${c.name} ${pass ? 'ok' : typeof r === 'string' ? `failed: ${r}` : 'failed'}`,
+    );
   }
   return { ok, body: `${lines.join('\n')}\n${ok ? 'ok' : 'not ok'}\n` };
 }
 
-export async function startOpsServer(options: OpsServerOptions): Promise<{ app: FastifyInstance; port: number }> {
+export async function startOpsServer(
+  options: OpsServerOptions,
+): Promise<{ app: FastifyInstance; port: number }> {
   const app = Fastify({ logger: false });
   const probe = (checks: HealthCheck[]) => async (_req: unknown, reply: FastifyReply) => {
     const r = evaluate(checks);
-    return reply.code(r.ok ? 200 : 503).type('text/plain').send(r.body);
+    return reply
+      .code(r.ok ? 200 : 503)
+      .type('text/plain')
+      .send(r.body);
   };
   app.get('/healthz', probe(options.liveness ?? []));
   app.get('/readyz', probe(options.readiness ?? []));

@@ -12,7 +12,13 @@ export interface ResourceType {
 }
 
 export function resourceOf(def: KindDefinition): ResourceType {
-  return { group: def.group, version: def.version, plural: def.plural, kind: def.kind, namespaced: def.scope === 'Namespaced' };
+  return {
+    group: def.group,
+    version: def.version,
+    plural: def.plural,
+    kind: def.kind,
+    namespaced: def.scope === 'Namespaced',
+  };
 }
 
 export function apiVersionOf(rt: ResourceType): string {
@@ -23,7 +29,13 @@ export const Core = {
   Namespace: { group: '', version: 'v1', plural: 'namespaces', kind: 'Namespace', namespaced: false },
   ConfigMap: { group: '', version: 'v1', plural: 'configmaps', kind: 'ConfigMap', namespaced: true },
   Secret: { group: '', version: 'v1', plural: 'secrets', kind: 'Secret', namespaced: true },
-  ServiceAccount: { group: '', version: 'v1', plural: 'serviceaccounts', kind: 'ServiceAccount', namespaced: true },
+  ServiceAccount: {
+    group: '',
+    version: 'v1',
+    plural: 'serviceaccounts',
+    kind: 'ServiceAccount',
+    namespaced: true,
+  },
   Node: { group: '', version: 'v1', plural: 'nodes', kind: 'Node', namespaced: false },
   Pod: { group: '', version: 'v1', plural: 'pods', kind: 'Pod', namespaced: true },
   PodTemplate: { group: '', version: 'v1', plural: 'podtemplates', kind: 'PodTemplate', namespaced: true },
@@ -50,7 +62,13 @@ export const Core = {
     kind: 'MutatingWebhookConfiguration',
     namespaced: false,
   },
-  ClusterRole: { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'clusterroles', kind: 'ClusterRole', namespaced: false },
+  ClusterRole: {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'clusterroles',
+    kind: 'ClusterRole',
+    namespaced: false,
+  },
   ClusterRoleBinding: {
     group: 'rbac.authorization.k8s.io',
     version: 'v1',
@@ -58,12 +76,29 @@ export const Core = {
     kind: 'ClusterRoleBinding',
     namespaced: false,
   },
-  Role: { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'roles', kind: 'Role', namespaced: true },
-  RoleBinding: { group: 'rbac.authorization.k8s.io', version: 'v1', plural: 'rolebindings', kind: 'RoleBinding', namespaced: true },
+  Role: {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'roles',
+    kind: 'Role',
+    namespaced: true,
+  },
+  RoleBinding: {
+    group: 'rbac.authorization.k8s.io',
+    version: 'v1',
+    plural: 'rolebindings',
+    kind: 'RoleBinding',
+    namespaced: true,
+  },
 } as const satisfies Record<string, ResourceType>;
 
 /** /api/v1/... or /apis/<group>/<version>/..., with optional namespace, name and subresource. */
-export function resourcePath(rt: ResourceType, namespace?: string, name?: string, subresource?: string): string {
+export function resourcePath(
+  rt: ResourceType,
+  namespace?: string,
+  name?: string,
+  subresource?: string,
+): string {
   let path = rt.group ? `/apis/${rt.group}/${rt.version}` : `/api/${rt.version}`;
   if (rt.namespaced && namespace) path += `/namespaces/${encodeURIComponent(namespace)}`;
   path += `/${rt.plural}`;

@@ -39,7 +39,11 @@ export class StatusWriter {
       status,
     } as unknown as T;
     try {
-      return await resource.apply(body, { fieldManager: this.fieldManager, force: true, subresource: 'status' });
+      return await resource.apply(body, {
+        fieldManager: this.fieldManager,
+        force: true,
+        subresource: 'status',
+      });
     } catch (e) {
       if (isNotFound(e)) return undefined;
       throw e;
@@ -102,7 +106,10 @@ export async function updateWithRetry<T extends KubeObject>(
     const next = mutate(structuredClone(current));
     if (!next) return undefined;
     try {
-      const write = options.subresource === 'status' ? resource.replaceStatus.bind(resource) : resource.replace.bind(resource);
+      const write =
+        options.subresource === 'status'
+          ? resource.replaceStatus.bind(resource)
+          : resource.replace.bind(resource);
       return await write(next, { fieldManager: options.fieldManager, dryRun: options.dryRun });
     } catch (e) {
       if (!isConflict(e) || i + 1 >= attempts) {

@@ -143,7 +143,10 @@ export class WorkQueue<K = string> {
 
   #bucketDelay(): number {
     const now = Date.now();
-    this.#tokens = Math.min(this.#opts.burst, this.#tokens + ((now - this.#tokensAt) / 1000) * this.#opts.qps);
+    this.#tokens = Math.min(
+      this.#opts.burst,
+      this.#tokens + ((now - this.#tokensAt) / 1000) * this.#opts.qps,
+    );
     this.#tokensAt = now;
     this.#tokens -= 1;
     return this.#tokens >= 0 ? 0 : (-this.#tokens / this.#opts.qps) * 1000;

@@ -91,7 +91,10 @@ describe('API contract on a real API server', () => {
       try {
         if (c.expectOn === 'update') {
           const current = await res.get(obj.metadata.name!, obj.metadata.namespace);
-          await res.replace({ ...obj, metadata: { ...obj.metadata, resourceVersion: current.metadata.resourceVersion } });
+          await res.replace({
+            ...obj,
+            metadata: { ...obj.metadata, resourceVersion: current.metadata.resourceVersion },
+          });
         } else {
           await res.create(obj, { dryRun: true });
         }
@@ -102,7 +105,8 @@ describe('API contract on a real API server', () => {
           continue;
         }
         const fields = (e.status.details?.causes ?? []).map((cause) => cause.field);
-        if (!fields.includes(c.expectField)) wrong.push(`${c.id}: refused naming ${JSON.stringify(fields)}, expected ${c.expectField}`);
+        if (!fields.includes(c.expectField))
+          wrong.push(`${c.id}: refused naming ${JSON.stringify(fields)}, expected ${c.expectField}`);
       }
     }
     expect(wrong).toEqual([]);

@@ -14,7 +14,10 @@ import { startTcpProxy, type TcpProxy } from '../../../e2e/harness/proxy.js';
 type Obj = KubeObject & { template?: unknown; data?: Record<string, string> };
 
 function clientThrough(port: number): Promise<KubeClient> {
-  const text = readFileSync(controlPlane().kubeconfig, 'utf8').replace(/server: https:\/\/127\.0\.0\.1:\d+/, `server: https://127.0.0.1:${port}`);
+  const text = readFileSync(controlPlane().kubeconfig, 'utf8').replace(
+    /server: https:\/\/127\.0\.0\.1:\d+/,
+    `server: https://127.0.0.1:${port}`,
+  );
   const file = join(mkdtempSync(join(tmpdir(), 'metal-kc-')), 'kubeconfig');
   writeFileSync(file, text, { mode: 0o600 });
   return KubeClient.fromFile(file);
@@ -31,16 +34,27 @@ function track(inf: Informer<Obj>) {
   return seen;
 }
 
-async function expectCacheMatchesApi(inf: Informer<Obj>, api: KubeClient, rt: (typeof Core)['PodTemplate'] | (typeof Core)['ConfigMap'], ns: string) {
+async function expectCacheMatchesApi(
+  inf: Informer<Obj>,
+  api: KubeClient,
+  rt: (typeof Core)['PodTemplate'] | (typeof Core)['ConfigMap'],
+  ns: string,
+) {
   await waitFor('informer cache to match the API server', async () => {
     const truth = await api.resource<Obj>(rt).list({ namespace: ns });
     const want = truth.items.map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`).sort();
-    const have = inf.list(ns).map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`).sort();
+    const have = inf
+      .list(ns)
+      .map((o) => `${o.metadata.name}@${o.metadata.resourceVersion}`)
+      .sort();
     return JSON.stringify(want) === JSON.stringify(have);
   });
 }
 
-const template = { metadata: { labels: { app: 'x' } }, spec: { containers: [{ name: 'c', image: 'busybox' }] } };
+const template = {
+  metadata: { labels: { app: 'x' } },
+  spec: { containers: [{ name: 'c', image: 'busybox' }] },
+};
 
 describe('informer', () => {
   let admin: KubeClient;
@@ -63,7 +77,12 @@ describe('informer', () => {
     inf.start();
     try {
       await inf.waitForSync(10_000);
-      expect(inf.list(ns).map((o) => o.metadata.name).sort()).toEqual(['a', 'b']);
+      expect(
+        inf
+          .list(ns)
+          .map((o) => o.metadata.name)
+          .sort(),
+      ).toEqual(['a', 'b']);
 
       proxy.cut();
       await pts.create({ metadata: { name: 'c', namespace: ns }, template });
@@ -129,7 +148,10 @@ describe('informer', () => {
       await cms.create({ metadata: { name: 'm2', namespace: ns }, data: { server: 's1' } });
       await waitFor('both in index s1', () => inf.byIndex('byServer', 's1').length === 2);
       await cms.patch('m2', { data: { server: 's2' } }, { namespace: ns });
-      await waitFor('m2 moved to s2', () => inf.byIndex('byServer', 's2').length === 1 && inf.byIndex('byServer', 's1').length === 1);
+      await waitFor(
+        'm2 moved to s2',
+        () => inf.byIndex('byServer', 's2').length === 1 && inf.byIndex('byServer', 's1').length === 1,
+      );
       await cms.delete('m1', { namespace: ns });
       await waitFor('s1 empty', () => inf.byIndex('byServer', 's1').length === 0);
       expect(inf.byIndex('byServer', 's2').map((o) => o.metadata.name)).toEqual(['m2']);

@@ -18,11 +18,19 @@ interface Candidate {
 function candidate(ns: string, lease: string, identity: string): Candidate {
   const proc = spawn(
     process.execPath,
-    ['--import', 'tsx', join(REPO_ROOT, 'test', 'fixtures', 'lease-candidate.ts'), controlPlane().kubeconfig, ns, lease, identity],
+    [
+      '--import',
+      'tsx',
+      join(REPO_ROOT, 'test', 'fixtures', 'lease-candidate.ts'),
+      controlPlane().kubeconfig,
+      ns,
+      lease,
+      identity,
+    ],
     { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   const events: Candidate['events'] = [];
-  createInterface({ input: proc.stdout! }).on('line', (line) => events.push(JSON.parse(line)));
+  createInterface({ input: proc.stdout }).on('line', (line) => events.push(JSON.parse(line)));
   const exit = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
   return { proc, events, exit };
 }
@@ -57,7 +65,10 @@ describe('leader election', () => {
 
     const frozenAt = Date.now();
     a.proc.kill('SIGSTOP');
-    const led = await waitFor('b to take over', () => has(b, 'leading'), { timeoutMs: 30_000, intervalMs: 50 });
+    const led = await waitFor('b to take over', () => has(b, 'leading'), {
+      timeoutMs: 30_000,
+      intervalMs: 50,
+    });
     const takeoverMs = led.at - frozenAt;
     // 15 s lease + 2 s retry (+20 % jitter) + process scheduling slack.
     expect(takeoverMs).toBeLessThanOrEqual(15_000 + 2_400 + 1_500);
@@ -68,7 +79,10 @@ describe('leader election', () => {
     expect(lease.spec?.leaseTransitions).toBe(1);
 
     a.proc.kill('SIGCONT');
-    const code = await Promise.race([a.exit, new Promise((r) => setTimeout(() => r('still running'), 15_000))]);
+    const code = await Promise.race([
+      a.exit,
+      new Promise((r) => setTimeout(() => r('still running'), 15_000)),
+    ]);
     expect(code).toBe(1);
     expect(has(a, 'lost')).toBeDefined();
   }, 90_000);
@@ -85,7 +99,10 @@ describe('leader election', () => {
     const stoppedAt = Date.now();
     a.proc.kill('SIGTERM');
     expect(await a.exit).toBe(0);
-    const led = await waitFor('b to take over', () => has(b, 'leading'), { timeoutMs: 20_000, intervalMs: 50 });
+    const led = await waitFor('b to take over', () => has(b, 'leading'), {
+      timeoutMs: 20_000,
+      intervalMs: 50,
+    });
     // A released lease is free at b's next retry, far sooner than the 15 s lease duration.
     expect(led.at - stoppedAt).toBeLessThan(5_000);
   }, 60_000);

@@ -35,7 +35,11 @@ describe('controller runtime', () => {
     const a = new StatusWriter('metal-maintenance/test-a');
     const b = new StatusWriter('metal-maintenance/test-b');
     await a.applyStatus(servers(admin), { name }, { conditions: [condition('AReady', 'FromA')] });
-    await b.applyStatus(servers(admin), { name }, { conditions: [condition('BReady', 'FromB')], maintenance: { state: 'Announced' } });
+    await b.applyStatus(
+      servers(admin),
+      { name },
+      { conditions: [condition('BReady', 'FromB')], maintenance: { state: 'Announced' } },
+    );
     let s = await servers(admin).get(name);
     expect(s.status?.conditions?.map((c) => c.type).sort()).toEqual(['AReady', 'BReady']);
     expect(s.status?.maintenance?.state).toBe('Announced');
@@ -69,15 +73,38 @@ describe('controller runtime', () => {
     const ns = await freshNamespace(admin, 'events');
     const cms = admin.resource<ConfigMap>(Core.ConfigMap);
     const cm = await cms.create({ metadata: { name: 'subject', namespace: ns } });
-    const rec = new EventRecorder({ client: admin, controller: 'maintenance.metal.ironcore.dev/test', instance: 'test-1' });
-    rec.warning({ ...cm, apiVersion: 'v1', kind: 'ConfigMap' }, 'BudgetExhausted', 'Admit', 'budget fleet allows 0');
-    await waitFor('first event', async () => (await admin.resource(Core.Event).list({ namespace: ns })).items.length === 1);
+    const rec = new EventRecorder({
+      client: admin,
+      controller: 'maintenance.metal.ironcore.dev/test',
+      instance: 'test-1',
+    });
+    rec.warning(
+      { ...cm, apiVersion: 'v1', kind: 'ConfigMap' },
+      'BudgetExhausted',
+      'Admit',
+      'budget fleet allows 0',
+    );
+    await waitFor(
+      'first event',
+      async () => (await admin.resource(Core.Event).list({ namespace: ns })).items.length === 1,
+    );
     for (let i = 0; i < 3; i++) {
-      rec.warning({ ...cm, apiVersion: 'v1', kind: 'ConfigMap' }, 'BudgetExhausted', 'Admit', 'budget fleet allows 0');
+      rec.warning(
+        { ...cm, apiVersion: 'v1', kind: 'ConfigMap' },
+        'BudgetExhausted',
+        'Admit',
+        'budget fleet allows 0',
+      );
       await new Promise((r) => setTimeout(r, 150));
     }
     const ev = await waitFor('series count', async () => {
-      const items = (await admin.resource<KubeObject & { series?: { count: number }; reason: string; regarding: { name: string } }>(Core.Event).list({ namespace: ns })).items;
+      const items = (
+        await admin
+          .resource<KubeObject & { series?: { count: number }; reason: string; regarding: { name: string } }>(
+            Core.Event,
+          )
+          .list({ namespace: ns })
+      ).items;
       return items.length === 1 && (items[0]!.series?.count ?? 0) >= 2 ? items[0] : undefined;
     });
     expect(ev.reason).toBe('BudgetExhausted');
@@ -98,8 +125,9 @@ describe('controller runtime', () => {
     const cms = mgr.informer<ConfigMap>(Core.ConfigMap, { namespace: ns });
     const ctrl = mgr.controller({
       name: 'cm',
-      reconcile: async (key) => {
+      reconcile: (key) => {
         reconciled.push(key);
+        return Promise.resolve();
       },
     });
     cms.on({ add: (o) => ctrl.enqueue(`${o.metadata.namespace}/${o.metadata.name}`) });
@@ -107,7 +135,10 @@ describe('controller runtime', () => {
     await mgr.start();
     await waitFor('leadership', () => mgr.isLeader, { timeoutMs: 20_000 });
     await admin.resource<ConfigMap>(Core.ConfigMap).create({ metadata: { name: 'after', namespace: ns } });
-    await waitFor('both reconciled', () => reconciled.includes(`${ns}/before`) && reconciled.includes(`${ns}/after`));
+    await waitFor(
+      'both reconciled',
+      () => reconciled.includes(`${ns}/before`) && reconciled.includes(`${ns}/after`),
+    );
 
     const base = `http://127.0.0.1:${mgr.opsPort}`;
     expect((await fetch(`${base}/readyz`)).status).toBe(200);

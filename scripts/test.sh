@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The project's test command: everything a change must pass, on a fresh machine of this kind.
+#
+#   scripts/test.sh           install, prepare test infrastructure, type-check, lint, run every
+#                             test (unit, integration on a real kube-apiserver + etcd) and soak
+#   scripts/test.sh --quick   the same without the soak scripts
+#
+# Test infrastructure (kube-apiserver, etcd, sushy-tools, metal-operator's Redfish mock) is built
+# or installed from the package registries into ~/.cache/metal-maintenance (never into git) and
+# reused when warm. Results: .tmp/results/*.json; the last line is "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+ROOT="$PWD"
+RESULTS="$ROOT/.tmp/results"
+QUICK=0
+[[ "${1:-}" == "--quick" ]] && QUICK=1
+rm -rf "$RESULTS"
+mkdir -p "$RESULTS"
+export NODE_OPTIONS="--experimental-vm-modules${NODE_OPTIONS:+ $NODE_OPTIONS}"
+export NODE_NO_WARNINGS=1
+
+started=$SECONDS
+step() { printf '\n==> %s (%ds)\n' "$*" "$((SECONDS - started))"; }
+# A check that is not a Jest test (type check, lint, a soak script): its outcome is one result.
+check() {
+  local name="$1"; shift
+  local t0=$SECONDS
+  if "$@"; then
+    printf '{"name":"%s","passed":true,"seconds":%d}\n' "$name" "$((SECONDS - t0))" >"$RESULTS/check-$name.json"
+  else
+    printf '{"name":"%s","passed":false,"seconds":%d}\n' "$name" "$((SECONDS - t0))" >"$RESULTS/check-$name.json"
+    printf '!! %s failed\n' "$name"
+  fi
+}
+
+step "installing dependencies (npm ci)"
+npm ci --no-audit --no-fund --loglevel=error || { echo "npm ci failed"; exit 1; }
+
+step "preparing test infrastructure (cached in ~/.cache/metal-maintenance)"
+for prep in k8s-binaries sushy-tools metal-mock; do
+  bash "scripts/lib/$prep.sh" >/dev/null || { echo "preparing $prep failed (see above)"; exit 1; }
+done
+
+step "type check"
+check typecheck npx tsc --noEmit -p tsconfig.json
+step "lint"
+check lint npm run -s lint
+step "generated CRDs are current"
+check crds-current npx tsx scripts/gen-crds.ts --check
+
+step "unit tests"
+npx jest --selectProjects unit --ci --json --outputFile="$RESULTS/jest-unit.json"
+
+step "integration tests (real kube-apiserver + etcd, one file at a time)"
+npx jest --selectProjects integration --ci --runInBand --json --outputFile="$RESULTS/jest-integration.json"
+
+if [[ $QUICK -eq 0 ]]; then
+  for soak in $(node -e 'const s=require("./package.json").scripts;console.log(Object.keys(s).filter(k=>k.startsWith("soak:")).join(" "))'); do
+    step "soak: npm run $soak"
+    check "${soak/:/-}" npm run -s "$soak"
+  done
+fi
+
+step "summary"
+node scripts/lib/summarize-results.mjs "$RESULTS"
