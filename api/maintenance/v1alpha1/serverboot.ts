@@ -50,25 +50,46 @@ export const ServerBootSpec = Type.Object({
 });
 export type ServerBootSpec = Static<typeof ServerBootSpec>;
 
+/** A boot override as Redfish reports it (plus the virtual CD image, where one matters). */
+const BootSettings = (description: string) =>
+  Type.Object(
+    {
+      overrideEnabled: Type.Optional(Type.String()),
+      overrideTarget: Type.Optional(Type.String()),
+      overrideMode: Type.Optional(Type.String()),
+      httpBootUri: Type.Optional(Type.String()),
+      mediaImage: Type.Optional(Type.String({ description: 'Image in the virtual CD, if any.' })),
+    },
+    { description },
+  );
+
 export const ServerBootStatus = Type.Object({
   phase: Type.Optional(KnownString(ServerBootPhases)),
   observedGeneration: Type.Optional(Type.Integer({ format: 'int64' })),
   conditions: Type.Optional(Conditions()),
   phaseSince: Type.Optional(Time()),
   previousBoot: Type.Optional(
-    Type.Object(
-      {
-        overrideEnabled: Type.Optional(Type.String()),
-        overrideTarget: Type.Optional(Type.String()),
-        overrideMode: Type.Optional(Type.String()),
-        httpBootUri: Type.Optional(Type.String()),
-      },
-      { description: 'Boot override settings saved before the boot, restored after it.' },
-    ),
+    BootSettings('Boot override settings (and virtual CD image) saved before the boot, restored after it.'),
+  ),
+  appliedBoot: Type.Optional(
+    BootSettings('Boot override the controller armed, after vendor aliases and a Continuous-to-Once fallback.'),
+  ),
+  powerState: Type.Optional(Type.String({ description: 'PowerState of the system as the controller last observed it.' })),
+  rearms: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'Times the pinned override was re-armed after a reboot consumed or cleared it.' }),
+  ),
+  failedPhase: Type.Optional(KnownString(ServerBootPhases, { description: 'Phase the boot failed in.' })),
+  notRestored: Type.Optional(
+    Type.Array(Type.String(), {
+      maxItems: 8,
+      description: 'What the controller changed and has not (yet) undone; absent once everything is restored.',
+    }),
   ),
   bootCount: Type.Optional(Type.Integer({ minimum: 0, description: 'Boots into the image observed so far.' })),
   message: Type.Optional(Type.String()),
 });
+
+export type ServerBootStatus = Static<typeof ServerBootStatus>;
 
 export const ServerBootKind = defineKind({
   group: MAINTENANCE_GROUP,
