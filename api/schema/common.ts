@@ -116,7 +116,8 @@ export const Taint = Type.Object({
     description: 'The taint key; automation uses its own key so it never removes an admin taint.',
   }),
   value: Type.Optional(Type.String()),
-  effect: Type.Optional(TaintEffect),
+  // Defaulted (as upstream's +kubebuilder:default) because it is a list-map key of Server spec.taints.
+  effect: Type.Optional(StringEnum(['NoBind', 'Evict'] as const, { default: 'NoBind' })),
 });
 export type Taint = Static<typeof Taint>;
 

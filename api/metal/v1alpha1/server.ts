@@ -15,6 +15,7 @@ import {
   ImmutableObjectReference,
   UIDReference,
   Taint,
+  MapList,
   type ObjectOf,
 } from '../../schema/index.js';
 import { METAL_GROUP, METAL_VERSION } from './group.js';
@@ -123,8 +124,10 @@ export const ServerSpec = Type.Object({
   bootConfigurationRef: Type.Optional(ObjectReference()),
   bootOrder: Type.Optional(Type.Array(BootOrder)),
   biosSettingsRef: Type.Optional(LocalObjectReference()),
+  // A list-map keyed by (key, effect): under server-side apply each writer owns only its own taints,
+  // so the maintenance controller's taint never replaces (or removes) an admin's.
   taints: Type.Optional(
-    Type.Array(Taint, {
+    MapList(Taint, ['key', 'effect'], {
       description: 'Taints on the server. NoBind keeps claims that do not tolerate it from binding.',
     }),
   ),
