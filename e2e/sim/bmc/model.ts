@@ -170,6 +170,8 @@ export class SimBmc {
   tasks = new Map<string, SimTask>();
   sessions = new Map<string, string>();
   outageUntil = 0;
+  /** The host never comes back on (a board stuck in POST, a dead PSU): power-ons end in Off. */
+  hostStuck = false;
   #versions = new Map<string, number>();
   #events: Event[] = [];
   #seq = 0;
@@ -268,10 +270,10 @@ export class SimBmc {
     const generation = this.#generation;
     this.schedule(ms, () => {
       if (generation !== this.#generation) return;
-      this.power = to;
       this.#powerTarget = undefined;
       this.bump('system');
-      if (to === 'On') this.#booted(cause);
+      if (to === 'On') this.#cameUp(cause);
+      else this.power = 'Off';
     });
   }
 
@@ -287,11 +289,20 @@ export class SimBmc {
     });
     this.schedule(this.timing.restartMs, () => {
       if (generation !== this.#generation) return;
-      this.power = 'On';
       this.#powerTarget = undefined;
       this.bump('system');
-      this.#booted(cause);
+      this.#cameUp(cause);
     });
+  }
+
+  /** End of a power-on: the host boots, unless it is stuck and falls back to Off. */
+  #cameUp(cause: BootRecord['cause']): void {
+    if (this.hostStuck) {
+      this.power = 'Off';
+      return;
+    }
+    this.power = 'On';
+    this.#booted(cause);
   }
 
   #booted(cause: BootRecord['cause']): void {

@@ -10,6 +10,7 @@
 //   DELETE /sim/bmc/<n>/faults          disarm all faults
 //   POST   /sim/bmc/<n>/reboot          a reboot the BMC starts by itself
 //   POST   /sim/bmc/<n>/power           {"state":"On"|"Off"}: set power at once (test setup)
+//   POST   /sim/bmc/<n>/host            {"stuck":true|false}: the host never comes back on (power-ons end Off)
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
@@ -217,6 +218,9 @@ class Simulator {
       case 'POST /reboot':
         bmc.bmcInitiatedReboot();
         return { status: 202 };
+      case 'POST /host':
+        bmc.hostStuck = input.stuck === true;
+        return { status: 204 };
       case 'POST /power':
         bmc.power = input.state === 'Off' ? 'Off' : 'On';
         bmc.bump('system');
@@ -234,6 +238,7 @@ export function snapshot(bmc: SimBmc): object {
     profile: bmc.profile.name,
     etag: bmc.etagMode,
     power: bmc.power,
+    hostStuck: bmc.hostStuck,
     boot: bmc.boot,
     bios: bmc.bios,
     managerAttributes: bmc.managerAttrs,

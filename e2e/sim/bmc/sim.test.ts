@@ -93,6 +93,20 @@ describe('BMC simulator', () => {
     ]);
   });
 
+  it('a stuck host never comes back on: a restart ends in Off with no boot', async () => {
+    expect((await call('POST', '/sim/bmc/16/host', { stuck: true })).status).toBe(204);
+    const target = '/bmc/16/redfish/v1/Systems/1/Actions/ComputerSystem.Reset';
+    expect((await call('POST', target, { ResetType: 'ForceRestart' }, true)).status).toBe(204);
+    await new Promise((r) => setTimeout(r, (FAST_TIMING.restartMs ?? 0) + 40));
+    const state = (await call('GET', '/sim/bmc/16')).json;
+    expect(state).toMatchObject({ power: 'Off', hostStuck: true });
+    expect((state.counters as { bootLog: unknown[] }).bootLog).toEqual([]);
+    expect((await call('POST', '/sim/bmc/16/host', { stuck: false })).status).toBe(204);
+    expect((await call('POST', target, { ResetType: 'On' }, true)).status).toBe(204);
+    await new Promise((r) => setTimeout(r, (FAST_TIMING.powerOnMs ?? 0) + 40));
+    expect((await call('GET', '/sim/bmc/16')).json.power).toBe('On');
+  });
+
   it('drops connections during the outage after Manager.Reset, then answers again', async () => {
     const target = '/bmc/14/redfish/v1/Managers/BMC/Actions/Manager.Reset';
     expect((await call('POST', target, { ResetType: 'GracefulRestart' }, true)).status).toBe(204);
