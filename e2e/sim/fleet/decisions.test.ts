@@ -9,6 +9,7 @@ import {
   HOLD_ANNOTATION,
   OPERATION_ANNOTATION,
   PARKED_ANNOTATION,
+  actorMayStart,
   chooseServer,
   isCandidate,
   notClaimableReason,
@@ -306,16 +307,38 @@ describe('powerStep', () => {
 });
 
 describe('planHold (the simulated actor)', () => {
-  const m = (state: string, annotations?: Record<string, string>): ServerMaintenance => ({
+  const ready = {
+    type: 'Ready',
+    status: 'True' as 'True' | 'False',
+    reason: 'Parked',
+    message: '',
+    lastTransitionTime: '2026-01-01T00:00:00Z',
+  };
+  const m = (
+    state: string,
+    annotations?: Record<string, string>,
+    conditions = [ready],
+  ): ServerMaintenance => ({
     metadata: { name: 'm', namespace: 'ops', annotations },
     spec: { serverRef: { name: 's1' } },
-    status: { state },
+    status: { state, conditions },
   });
 
-  it('waits until InMaintenance, holds for the hold time, then deletes', () => {
+  it('waits until InMaintenance and Ready, holds for the hold time, then deletes', () => {
     expect(planHold(m('Approved'), 1000, undefined, 500)).toEqual({ kind: 'wait' });
+    expect(planHold(m('InMaintenance', undefined, []), 1000, undefined, 500)).toEqual({ kind: 'wait' });
     expect(planHold(m('InMaintenance'), 1200, 1000, 500)).toEqual({ kind: 'wait', ms: 300 });
     expect(planHold(m('InMaintenance'), 1500, 1000, 500)).toEqual({ kind: 'delete' });
+  });
+
+  it('can start at InMaintenance alone', () => {
+    expect(actorMayStart(m('InMaintenance', undefined, []), 'InMaintenance')).toBe(true);
+    expect(actorMayStart(m('InMaintenance', undefined, [{ ...ready, status: 'False' }]), 'Ready')).toBe(
+      false,
+    );
+    expect(planHold(m('InMaintenance', undefined, []), 1500, 1000, 500, 'InMaintenance')).toEqual({
+      kind: 'delete',
+    });
   });
 
   it('reads the hold annotation: a duration, or forever', () => {

@@ -260,21 +260,35 @@ export function holdMsOf(m: ServerMaintenance, defaultMs: number): number | unde
   return parseDuration(text) ?? defaultMs;
 }
 
+/** When the simulated actor may start: at InMaintenance, or (like real actors) once Ready=True too. */
+export type ActorStart = 'Ready' | 'InMaintenance';
+
 /**
- * The simulated actor (what a firmware controller does upstream): once a maintenance is
- * InMaintenance, do the work for the hold time, then delete the maintenance ("done").
- * `inMaintenanceSinceMs` is when it was first seen InMaintenance (epoch ms).
+ * Whether the actor may work on a maintenance now. Real actors start on the maintenance's Ready
+ * condition (parked, boot requested), not on the state alone (docs/proposals/ws3-servermaintenance.md).
+ */
+export function actorMayStart(m: ServerMaintenance, startOn: ActorStart): boolean {
+  if (m.metadata.deletionTimestamp || m.status?.state !== 'InMaintenance') return false;
+  if (startOn === 'InMaintenance') return true;
+  return (m.status.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'True');
+}
+
+/**
+ * The simulated actor (what a firmware controller does upstream): once it may start, do the work
+ * for the hold time, then delete the maintenance ("done"). `startedMs` is when it was first seen
+ * startable (epoch ms).
  */
 export function planHold(
   m: ServerMaintenance,
   nowMs: number,
-  inMaintenanceSinceMs: number | undefined,
+  startedMs: number | undefined,
   defaultHoldMs: number,
+  startOn: ActorStart = 'Ready',
 ): { kind: 'delete' } | { kind: 'wait'; ms?: number } {
-  if (m.metadata.deletionTimestamp || m.status?.state !== 'InMaintenance') return { kind: 'wait' };
+  if (!actorMayStart(m, startOn)) return { kind: 'wait' };
   const hold = holdMsOf(m, defaultHoldMs);
   if (hold === undefined) return { kind: 'wait' };
-  const since = inMaintenanceSinceMs ?? nowMs;
+  const since = startedMs ?? nowMs;
   const left = since + hold - nowMs;
   return left <= 0 ? { kind: 'delete' } : { kind: 'wait', ms: left };
 }

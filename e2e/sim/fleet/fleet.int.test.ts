@@ -191,7 +191,7 @@ describe('fleet simulator (in-process, as the fleet-simulator ServiceAccount)', 
     await waitFor('claim gpu gone', async () => (await claims().find('gpu', ns)) === undefined);
   });
 
-  it('holds a maintenance for its hold time once InMaintenance, then deletes it; "forever" stays', async () => {
+  it('holds a maintenance for its hold time once InMaintenance and Ready, then deletes it; "forever" stays', async () => {
     const create = async (name: string, hold: string) => {
       const m = await maintenances().create({
         metadata: { name, namespace: ns, annotations: { [HOLD_ANNOTATION]: hold } },
@@ -204,9 +204,28 @@ describe('fleet simulator (in-process, as the fleet-simulator ServiceAccount)', 
       );
       return m;
     };
-    const started = Date.now();
+    const ready = async (name: string) => {
+      const condition = {
+        type: 'Ready',
+        status: 'True',
+        reason: 'Parked',
+        message: 'parked',
+        lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z'),
+      };
+      await maintenances().patch(
+        name,
+        { status: { conditions: [condition] } },
+        { namespace: ns, subresource: 'status' },
+      );
+    };
     await create('short', '1500ms');
     await create('forever', 'forever');
+    // Actors start on Ready, not on InMaintenance alone.
+    await new Promise((r) => setTimeout(r, 2000));
+    expect(await maintenances().find('short', ns)).toBeDefined();
+    const started = Date.now();
+    await ready('short');
+    await ready('forever');
     await waitFor('short deleted', async () => (await maintenances().find('short', ns)) === undefined, {
       timeoutMs: 15_000,
     });

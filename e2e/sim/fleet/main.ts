@@ -15,6 +15,7 @@ import { parseDuration } from '../../../policies/validate.js';
 import { kubeconfigForBinary } from '../../harness/processes.js';
 import { FleetSimulator } from './simulator.js';
 import { planFleet, seedFleet, type ClaimMode } from './fleet.js';
+import type { ActorStart } from './decisions.js';
 
 const int = (v: string) => {
   const n = Number(v);
@@ -56,6 +57,11 @@ const cmd = new Command('fleet-simulator')
   .option('--selector <labels>', 'simulate only servers and claims with these labels (default: all)')
   .option('--no-seed', 'do not create anything; only simulate')
   .option('--hold <duration>', 'actor: delete a maintenance this long after it is InMaintenance', duration)
+  .addOption(
+    new Option('--actor-start <when>', 'actor: start the hold at Ready=True or at InMaintenance')
+      .choices(['Ready', 'InMaintenance'])
+      .default('Ready'),
+  )
   .option('--discovery <duration>', 'time in Initial and in Discovery', duration, 300)
   .option('--power <duration>', 'time a power transition takes', duration, 200)
   .option('--log-level <level>', 'log level', process.env.LOG_LEVEL ?? 'info');
@@ -77,6 +83,7 @@ const o = cmd.opts<{
   seed: boolean;
   selector?: string;
   hold?: number;
+  actorStart: ActorStart;
   discovery: number;
   power: number;
   logLevel: string;
@@ -132,7 +139,7 @@ const sim = new FleetSimulator({
   logger,
   timings: { discoveryMs: o.discovery, powerMs: o.power },
   labelSelector: o.selector,
-  actor: o.hold !== undefined ? { holdMs: o.hold } : undefined,
+  actor: o.hold !== undefined ? { holdMs: o.hold, startOn: o.actorStart } : undefined,
 });
 runUntilSignal(
   {

@@ -32,6 +32,8 @@ import {
   planClaim,
   planHold,
   planServer,
+  actorMayStart,
+  type ActorStart,
   type ClaimLookup,
   type ServerStep,
   type SimTimings,
@@ -42,6 +44,8 @@ export interface ActorOptions {
   holdMs: number;
   /** Only maintenances in this namespace (default: all). */
   namespace?: string;
+  /** Start the hold at Ready=True (default, like real actors) or at InMaintenance alone. */
+  startOn?: ActorStart;
 }
 
 export interface FleetSimulatorOptions {
@@ -74,7 +78,7 @@ export interface FleetSimulatorStats {
   denials: Record<string, number>;
 }
 
-/** One finished hold of the actor: when the maintenance was seen InMaintenance and deleted. */
+/** One finished hold of the actor: when it started (see ActorStart) and when it deleted the maintenance. */
 export interface HoldRecord {
   key: string;
   server: string;
@@ -186,7 +190,7 @@ export class FleetSimulator {
       });
       const onMaintenance = (m: ServerMaintenance) => {
         const key = objectKey(m.metadata);
-        if (m.status?.state === 'InMaintenance' && !this.#inMaintenanceSince.has(key))
+        if (actorMayStart(m, this.#actor!.startOn ?? 'Ready') && !this.#inMaintenanceSince.has(key))
           this.#inMaintenanceSince.set(key, Date.now());
         actorCtl.enqueue(key);
       };
@@ -394,7 +398,7 @@ export class FleetSimulator {
     const m = this.maintenances?.get(key);
     if (!m || !this.#actor) return;
     const since = this.#inMaintenanceSince.get(key);
-    const plan = planHold(m, Date.now(), since, this.#actor.holdMs);
+    const plan = planHold(m, Date.now(), since, this.#actor.holdMs, this.#actor.startOn);
     if (plan.kind === 'wait') return plan.ms !== undefined ? { requeueAfterMs: plan.ms } : undefined;
     const { name, namespace } = splitKey(key);
     try {
