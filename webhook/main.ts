@@ -1,0 +1,119 @@
+// The admission webhook binary.
+//
+//   node dist/webhook/main.js --cert-dir /tmp/k8s-webhook-server/serving-certs [--kubeconfig FILE]
+//
+// Flags: --kubeconfig (default: in-cluster, then $KUBECONFIG), --host, --port (HTTPS, AdmissionReview),
+// --cert-dir with --cert-name/--key-name (re-read every --cert-poll-interval seconds), --policy-namespace,
+// --policy-name, --policy-key, --policy-when-missing (defaults | none), --ops-host, --ops-port (plain
+// HTTP: /healthz, /readyz, /metrics; -1: none), --shutdown-delay (seconds of serving after SIGTERM while
+// not ready), --sync-timeout, --log-level. SIGTERM/SIGINT stop gracefully.
+import { join } from 'node:path';
+import { Command, Option } from 'commander';
+import { KubeClient } from '../lib/kube/client.js';
+import { runUntilSignal } from '../lib/kube/lifecycle.js';
+import { createLogger } from '../lib/log.js';
+import { errorMessage } from '../lib/errors.js';
+import { POLICY_CONFIGMAP } from '../policies/schema.js';
+import { WebhookApp } from './app.js';
+
+interface Flags {
+  kubeconfig?: string;
+  host: string;
+  port: number;
+  certDir: string;
+  certName: string;
+  keyName: string;
+  certPollInterval: number;
+  policyNamespace: string;
+  policyName: string;
+  policyKey: string;
+  policyWhenMissing: 'defaults' | 'none';
+  opsHost: string;
+  opsPort: number;
+  shutdownDelay: number;
+  syncTimeout: number;
+  logLevel: string;
+}
+
+const int = (what: string, min: number) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n < min) throw new Error(`${what}: expected an integer >= ${min}, got ${v}`);
+  return n;
+};
+const seconds = (what: string) => (v: string) => {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0) throw new Error(`${what}: expected seconds >= 0, got ${v}`);
+  return n * 1000;
+};
+
+const flags = new Command('webhook')
+  .description('metal-maintenance admission webhook')
+  .option('--kubeconfig <path>', 'kubeconfig file (default: in-cluster, then $KUBECONFIG)')
+  .option('--host <addr>', 'address the HTTPS port binds', '0.0.0.0')
+  .option('--port <port>', 'HTTPS port for AdmissionReviews (0 = any)', int('--port', 0), 9443)
+  .option('--cert-dir <dir>', 'directory of the serving certificate', '/tmp/k8s-webhook-server/serving-certs')
+  .option('--cert-name <file>', 'certificate file in --cert-dir', 'tls.crt')
+  .option('--key-name <file>', 'private key file in --cert-dir', 'tls.key')
+  .addOption(
+    new Option('--cert-poll-interval <s>', 'seconds between certificate re-reads')
+      .argParser(seconds('--cert-poll-interval'))
+      .default(30_000),
+  )
+  .option('--policy-namespace <ns>', 'namespace of the policy ConfigMap', POLICY_CONFIGMAP.namespace)
+  .option('--policy-name <name>', 'name of the policy ConfigMap', POLICY_CONFIGMAP.name)
+  .option('--policy-key <key>', 'data key holding the policy YAML', POLICY_CONFIGMAP.key)
+  .addOption(
+    new Option('--policy-when-missing <mode>', 'policy in force while the ConfigMap has never existed')
+      .choices(['defaults', 'none'])
+      .default('defaults'),
+  )
+  .option('--ops-host <addr>', 'address the ops port binds', '0.0.0.0')
+  .option(
+    '--ops-port <port>',
+    'ops port: /healthz, /readyz, /metrics (0 = any, -1 = none)',
+    int('--ops-port', -1),
+    8081,
+  )
+  .addOption(
+    new Option('--shutdown-delay <s>', 'seconds to keep serving after SIGTERM while not ready')
+      .argParser(seconds('--shutdown-delay'))
+      .default(0),
+  )
+  .addOption(
+    new Option('--sync-timeout <s>', 'seconds to wait for the caches to sync')
+      .argParser(seconds('--sync-timeout'))
+      .default(120_000),
+  )
+  .option('--log-level <level>', 'log level', process.env.LOG_LEVEL ?? 'info')
+  .parse()
+  .opts<Flags>();
+
+const logger = createLogger('webhook', { level: flags.logLevel });
+const client = flags.kubeconfig
+  ? await KubeClient.fromFile(flags.kubeconfig, { userAgent: 'metal-maintenance/webhook' })
+  : await KubeClient.fromEnvironment({ userAgent: 'metal-maintenance/webhook' });
+const app = new WebhookApp({
+  client,
+  logger,
+  host: flags.host,
+  port: flags.port,
+  certFiles: {
+    certFile: join(flags.certDir, flags.certName),
+    keyFile: join(flags.certDir, flags.keyName),
+  },
+  certPollMs: flags.certPollInterval,
+  policy: { namespace: flags.policyNamespace, name: flags.policyName, key: flags.policyKey },
+  policyWhenMissing: flags.policyWhenMissing,
+  ...(flags.opsPort >= 0 ? { ops: { host: flags.opsHost, port: flags.opsPort } } : {}),
+  shutdownDelayMs: flags.shutdownDelay,
+  syncTimeoutMs: flags.syncTimeout,
+});
+runUntilSignal(app, logger, flags.shutdownDelay + 15_000);
+try {
+  await app.start();
+} catch (e) {
+  logger.fatal({ err: errorMessage(e) }, 'webhook failed to start');
+  await app.stop().catch(() => undefined);
+  logger.flush();
+  process.exit(1);
+}
