@@ -18,6 +18,7 @@ import { BMCSettingsKind } from './baseboard/v1alpha1/bmcsettings.js';
 import { BMCVersionKind } from './baseboard/v1alpha1/bmcversion.js';
 import { BMCSettingsSetKind } from './baseboard/v1alpha1/bmcsettingsset.js';
 import { BMCVersionSetKind } from './baseboard/v1alpha1/bmcversionset.js';
+import { LegacyServerMaintenanceKind } from './legacy/v1alpha1/servermaintenance.js';
 
 export const ALL_KINDS: readonly KindDefinition[] = [
   ServerKind,
@@ -37,6 +38,7 @@ export const ALL_KINDS: readonly KindDefinition[] = [
   BMCVersionKind,
   BMCSettingsSetKind,
   BMCVersionSetKind,
+  LegacyServerMaintenanceKind,
 ];
 
 /** Looks a kind up by apiVersion and kind, as they appear on an object. */
