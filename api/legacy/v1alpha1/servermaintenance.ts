@@ -18,7 +18,9 @@ export const LEGACY_MAINTENANCE_FINALIZER = 'metal.ironcore.dev/servermaintenanc
 export const LegacyServerMaintenanceSpec = Type.Object({
   policy: Type.Optional(KnownString(['OwnerApproval', 'Enforced'] as const)),
   serverRef: LocalObjectReference({ description: 'The server to maintain.' }),
-  serverPower: Type.Optional(KnownString(['On', 'Off'] as const, { description: 'Power during the maintenance.' })),
+  serverPower: Type.Optional(
+    KnownString(['On', 'Off'] as const, { description: 'Power during the maintenance.' }),
+  ),
   serverBootConfigurationTemplate: Type.Optional(
     Type.Object({
       name: Type.String({ description: 'Name of the ServerBootConfiguration created from this template.' }),
@@ -53,7 +55,11 @@ export const LegacyServerMaintenanceKind = defineKind({
     { name: 'Server', type: 'string', jsonPath: '.spec.serverRef.name' },
     { name: 'Policy', type: 'string', jsonPath: '.spec.policy' },
     { name: 'BootConfiguration', type: 'string', jsonPath: '.spec.serverBootConfigurationTemplate.name' },
-    { name: 'Reason', type: 'string', jsonPath: '.metadata.annotations.metal\\.ironcore\\.dev/maintenance-reason' },
+    {
+      name: 'Reason',
+      type: 'string',
+      jsonPath: '.metadata.annotations.metal\\.ironcore\\.dev/maintenance-reason',
+    },
     { name: 'State', type: 'string', jsonPath: '.status.state' },
     { name: 'Priority', type: 'integer', jsonPath: '.spec.priority' },
   ],
