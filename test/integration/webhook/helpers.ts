@@ -18,7 +18,7 @@ import {
 } from '../../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
 import { ServerKind, type Server } from '../../../api/metal/v1alpha1/server.js';
 import { ServerClaimKind, type ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
-import { KubeClient } from '../../../lib/kube/client.js';
+import { KubeClient, type ResourceClient } from '../../../lib/kube/client.js';
 import { KubeApiError } from '../../../lib/kube/errors.js';
 import { errorMessage } from '../../../lib/errors.js';
 import { Core, resourceOf } from '../../../lib/kube/resources.js';
@@ -290,4 +290,48 @@ export async function rawRequest(
   } finally {
     await agent.close();
   }
+}
+
+// ------------------------------------------------------------------ budgets the webhook has seen
+
+/**
+ * Creates a budget paused, waits until the webhook refuses a dry-run transition of `probe` with
+ * METAL_ERR_BUDGET_PAUSED (its cache now selects the probe's server with this budget), then unpauses
+ * it. Without this, a transition right after the budget's creation could be decided by a cache that
+ * does not know the budget yet. Room is read fresh from the API server, so unpausing takes effect at once.
+ */
+export async function liveBudget<B extends ServerDisruptionBudget | ServerClaimDisruptionBudget>(
+  admin: KubeClient,
+  controller: KubeClient,
+  budget: B,
+  probe: ServerMaintenance,
+): Promise<B> {
+  const fleet = !budget.metadata.namespace;
+  const res = (fleet ? fleetBudgets(admin) : tenantBudgets(admin)) as unknown as ResourceClient<B>;
+  const created = await res.create({ ...budget, spec: { ...budget.spec, paused: true } });
+  await res.replaceStatus({ ...created, status: { observedGeneration: created.metadata.generation ?? 1 } });
+  await waitFor(
+    `the webhook to select ${budget.metadata.name} for ${probe.spec.serverRef.name}`,
+    async () => {
+      try {
+        await setState(controller, probe, { state: 'InMaintenance' }, true);
+        return false;
+      } catch (e) {
+        if (e instanceof KubeApiError && e.status.message?.includes('METAL_ERR_BUDGET_PAUSED')) return true;
+        if (e instanceof KubeApiError && e.statusCode === 429) return false;
+        throw e;
+      }
+    },
+  );
+  const unpaused = await res.patch(
+    budget.metadata.name!,
+    { spec: { paused: false } },
+    {
+      namespace: budget.metadata.namespace,
+    },
+  );
+  return res.replaceStatus({
+    ...unpaused,
+    status: { ...unpaused.status, observedGeneration: unpaused.metadata.generation ?? 1 },
+  });
 }
