@@ -125,7 +125,6 @@ export const Toleration = Type.Object({
   key: Type.String({ minLength: 1 }),
   operator: Type.Optional(StringEnum(['Equal', 'Exists'] as const)),
   value: Type.Optional(Type.String()),
-  // Upstream defaults a taint's effect to NoBind; metal-operator ignores an empty effect.
-  effect: Type.Optional(StringEnum(['NoBind', 'Evict'] as const, { default: 'NoBind' })),
+  effect: Type.Optional(TaintEffect),
 });
 export type Toleration = Static<typeof Toleration>;
