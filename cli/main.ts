@@ -1,0 +1,237 @@
+// kubectl-metal: the kubectl plugin for the maintenance contract (`kubectl metal <command>` once
+// `kubectl-metal` is on PATH; see docs/cli.md).
+//
+//   migrate [--apply] [--delete-legacy] [-n NS]   legacy ServerMaintenances and labels -> typed objects
+//   cordon|uncordon SERVER...                      spec.unclaimable (IEP-22)
+//   approve CLAIM [MAINTENANCE...] [--all] -n NS   typed approvals scoped to a maintenance uid
+//   defer CLAIM MAINTENANCE --until T -n NS        start no earlier than T (within the deadline)
+//   status [-n NS]                                 maintenances, budgets and the fleet at a glance
+import { Command, Option } from 'commander';
+import { MetalError, errorMessage } from '../lib/errors.js';
+import { KubeApiError } from '../lib/kube/errors.js';
+import { updateWithRetry } from '../lib/kube/status-writer.js';
+import { api, connect, listAllOrNone, type Api, type ConnectionFlags } from './kube.js';
+import { runMigrate } from './migrate-run.js';
+import {
+  CliErrors,
+  findAnnouncement,
+  parseUntil,
+  selectToApprove,
+  withApprovals,
+  withDeferral,
+  withUnclaimable,
+} from './claims.js';
+import {
+  BUDGET_HEAD,
+  MAINTENANCE_HEAD,
+  budgetRows,
+  fleetSummary,
+  maintenanceRows,
+  summaryLine,
+} from './status.js';
+import { painter, table, wantsColor, type Painter } from './output.js';
+
+interface GlobalFlags extends ConnectionFlags {
+  namespace?: string;
+  color?: boolean;
+}
+
+export interface CliIO {
+  out: (text: string) => void;
+  err: (text: string) => void;
+}
+
+const defaultIO: CliIO = {
+  out: (t) => process.stdout.write(`${t}\n`),
+  err: (t) => process.stderr.write(`${t}\n`),
+};
+
+async function withApi<T>(flags: GlobalFlags, fn: (a: Api) => Promise<T>): Promise<T> {
+  const client = await connect(flags);
+  try {
+    return await fn(api(client));
+  } finally {
+    await client.close();
+  }
+}
+
+function claimRef(flags: GlobalFlags, claim: string): { name: string; namespace: string } {
+  return { name: claim, namespace: flags.namespace ?? 'default' };
+}
+
+async function cordon(a: Api, names: string[], unclaimable: boolean, dryRun: boolean, io: CliIO, p: Painter) {
+  for (const name of names) {
+    const server = await a.servers.get(name);
+    const verb = unclaimable ? 'cordoned' : 'uncordoned';
+    if (!withUnclaimable(server, unclaimable)) {
+      io.out(`server/${name} already ${verb}`);
+      continue;
+    }
+    // A merge patch of one field: never a binding write, so the placement guard always admits it.
+    await a.servers.patch(name, { spec: { unclaimable } }, { dryRun });
+    io.out(p.green(`server/${name} ${verb}${dryRun ? ' (server dry run)' : ''}`));
+  }
+}
+
+async function approve(
+  a: Api,
+  flags: GlobalFlags,
+  claim: string,
+  refs: string[],
+  all: boolean,
+  io: CliIO,
+  p: Painter,
+) {
+  const ref = claimRef(flags, claim);
+  let picked: ReturnType<typeof selectToApprove> = [];
+  const written = await updateWithRetry(a.claims, ref, (c) => {
+    picked = selectToApprove(c, refs, all);
+    return withApprovals(c, picked);
+  });
+  const names = picked.map((x) => `${x.maintenanceNamespace}/${x.maintenanceName}`).join(', ');
+  if (!written) io.out(`serverclaim/${claim} already approves ${names}`);
+  else io.out(p.green(`serverclaim/${claim} approved ${names}`));
+}
+
+async function defer(
+  a: Api,
+  flags: GlobalFlags,
+  claim: string,
+  maintenance: string,
+  o: { until: string; reason?: string },
+  io: CliIO,
+  p: Painter,
+) {
+  const now = new Date();
+  const until = parseUntil(o.until, now);
+  await updateWithRetry(a.claims, claimRef(flags, claim), (c) =>
+    withDeferral(c, findAnnouncement(c, maintenance), until, now, o.reason),
+  );
+  io.out(
+    p.green(
+      `serverclaim/${claim} defers ${maintenance} until ${until.toISOString().replace(/\.\d{3}Z$/, 'Z')}`,
+    ),
+  );
+}
+
+async function status(a: Api, flags: GlobalFlags, io: CliIO, p: Painter) {
+  const [servers, claims, maintenances, serverBudgets, claimBudgets] = await Promise.all([
+    listAllOrNone(a.servers),
+    listAllOrNone(a.claims),
+    listAllOrNone(a.maintenances, flags.namespace),
+    listAllOrNone(a.serverBudgets),
+    listAllOrNone(a.claimBudgets, flags.namespace),
+  ]);
+  const objects = { servers, claims, maintenances, serverBudgets, claimBudgets };
+  io.out(p.bold('MAINTENANCES'));
+  const rows = maintenanceRows(objects);
+  io.out(rows.length ? table(MAINTENANCE_HEAD, rows) : 'none');
+  io.out('');
+  io.out(p.bold('BUDGETS'));
+  const budgets = budgetRows(objects);
+  io.out(budgets.length ? table(BUDGET_HEAD, budgets) : 'none');
+  io.out('');
+  io.out(summaryLine(fleetSummary(objects)));
+}
+
+/** The program, and the exit code its actions ask for (besides thrown errors). */
+export function buildProgram(io: CliIO = defaultIO): { program: Command; result: { exitCode: number } } {
+  const result = { exitCode: 0 };
+  const program = new Command('kubectl-metal')
+    .description(
+      'Maintenance contract for IronCore bare-metal fleets: migrate, cordon, approve, defer, status',
+    )
+    .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
+    .option('--context <name>', 'kubeconfig context')
+    .option('-n, --namespace <ns>', 'namespace of claims and maintenances')
+    .option('--no-color', 'no colours (also NO_COLOR)')
+    .showHelpAfterError()
+    .exitOverride();
+  const g = (cmd: Command) => cmd.optsWithGlobals<GlobalFlags>();
+  const paint = (cmd: Command) => painter(wantsColor(g(cmd).color));
+
+  program
+    .command('migrate')
+    .description(
+      'convert legacy metal.ironcore.dev ServerMaintenances and maintenance-* labels into typed objects; ' +
+        'shows a diff and checks it with a server dry run unless --apply',
+    )
+    .option('--apply', 'make the changes')
+    .option('--delete-legacy', 'delete each legacy object once its replacement exists')
+    .action(async (o: { apply?: boolean; deleteLegacy?: boolean }, cmd: Command) => {
+      const flags = g(cmd);
+      const migrated = await withApi(flags, (a) =>
+        runMigrate(a, {
+          apply: !!o.apply,
+          deleteLegacy: !!o.deleteLegacy,
+          namespace: flags.namespace,
+          p: paint(cmd),
+          print: io.out,
+        }),
+      );
+      if (migrated.results.some((r) => !r.ok)) result.exitCode = 1;
+    });
+
+  for (const [name, unclaimable] of [
+    ['cordon', true],
+    ['uncordon', false],
+  ] as const)
+    program
+      .command(`${name} <server...>`)
+      .description(
+        unclaimable
+          ? 'keep new claims off servers (spec.unclaimable); bound claims stay'
+          : 'let claims bind again',
+      )
+      .option('--dry-run', 'server-side dry run')
+      .action(async (servers: string[], o: { dryRun?: boolean }, cmd: Command) =>
+        withApi(g(cmd), (a) => cordon(a, servers, unclaimable, !!o.dryRun, io, paint(cmd))),
+      );
+
+  program
+    .command('approve <claim> [maintenance...]')
+    .description('approve announced maintenances of a claim (by name, namespace/name or uid), or --all')
+    .option('--all', 'every announced maintenance not yet approved')
+    .action(async (claim: string, refs: string[], o: { all?: boolean }, cmd: Command) =>
+      withApi(g(cmd), (a) => approve(a, g(cmd), claim, refs, !!o.all, io, paint(cmd))),
+    );
+
+  program
+    .command('defer <claim> <maintenance>')
+    .description('ask that an announced maintenance start no earlier than --until (within its deadline)')
+    .addOption(
+      new Option('--until <time>', 'RFC 3339 time or a duration from now (90m, 2h)').makeOptionMandatory(),
+    )
+    .option('--reason <text>', 'shown to the operator')
+    .action(async (claim: string, maintenance: string, o: { until: string; reason?: string }, cmd: Command) =>
+      withApi(g(cmd), (a) => defer(a, g(cmd), claim, maintenance, o, io, paint(cmd))),
+    );
+
+  program
+    .command('status')
+    .description('maintenances, budgets and the fleet at a glance')
+    .action(async (_o: unknown, cmd: Command) => withApi(g(cmd), (a) => status(a, g(cmd), io, paint(cmd))));
+  return { program, result };
+}
+
+/** Runs the plugin; resolves with the exit code. */
+export async function main(argv: readonly string[], io: CliIO = defaultIO): Promise<number> {
+  const { program, result } = buildProgram(io);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return result.exitCode;
+  } catch (e) {
+    const code = (e as { code?: string }).code ?? '';
+    if (code.startsWith('commander.'))
+      return code === 'commander.helpDisplayed' || code === 'commander.version' ? 0 : 2;
+    if (e instanceof KubeApiError) io.err(`error: ${e.status.message ?? e.message}`);
+    else if (e instanceof MetalError) io.err(`error: ${e.code}: ${e.message}`);
+    else io.err(`error: ${errorMessage(e)}`);
+    return e instanceof MetalError && e.code === CliErrors.USAGE ? 2 : 1;
+  }
+}
+
+// Run directly (`tsx cli/main.ts ...`); the kubectl-metal shim imports main() instead.
+if (import.meta.url === `file://${process.argv[1]}`) {
+  process.exitCode = await main(process.argv.slice(2));
+}
