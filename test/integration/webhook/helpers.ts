@@ -4,6 +4,7 @@ import { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request } from 'undici';
 import { serviceAccountKubeconfig, uniqueName, waitFor, type PolicyRule } from '../../../e2e/harness/env.js';
 import { SYSTEM_NAMESPACE, tokenKubeconfig } from '../../../e2e/harness/processes.js';
+import { MAINTENANCE_CONTROLLER_RULES } from '../../../e2e/harness/budget-contention.js';
 import {
   ServerMaintenanceKind,
   type ServerMaintenance,
@@ -37,25 +38,7 @@ const MAINT = 'maintenance.metal.ironcore.dev';
 
 /** What each controller's manifests grant it, as far as these tests write. */
 export const CONTROLLER_RULES: Record<'maintenance-controller' | 'approval-controller', PolicyRule[]> = {
-  'maintenance-controller': [
-    {
-      apiGroups: [MAINT],
-      resources: ['servermaintenances'],
-      verbs: ['get', 'list', 'watch', 'update', 'patch'],
-    },
-    { apiGroups: [MAINT], resources: ['servermaintenances/status'], verbs: ['get', 'update', 'patch'] },
-    { apiGroups: [METAL], resources: ['servers', 'serverclaims'], verbs: ['get', 'list', 'watch'] },
-    {
-      apiGroups: [MAINT],
-      resources: ['serverdisruptionbudgets/status', 'serverclaimdisruptionbudgets/status'],
-      verbs: ['get', 'update'],
-    },
-    {
-      apiGroups: [MAINT],
-      resources: ['serverdisruptionbudgets', 'serverclaimdisruptionbudgets'],
-      verbs: ['get', 'list', 'watch'],
-    },
-  ],
+  'maintenance-controller': MAINTENANCE_CONTROLLER_RULES,
   'approval-controller': [
     { apiGroups: [METAL], resources: ['serverclaims'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: [METAL], resources: ['serverclaims/status'], verbs: ['get', 'update', 'patch'] },
