@@ -1,7 +1,7 @@
 // A mutable copy of a ServerBoot's status that the decision edits, plus the Events that go with
 // the edits. `act()` freezes it into a Decision.
 import { ServerBootPhases } from '../../api/maintenance/v1alpha1/serverboot.js';
-import { removeCondition, setCondition, timeString, type ConditionInput } from './conditions.js';
+import { removeCondition, setCondition, type ConditionInput } from './conditions.js';
 import {
   TIMED_PHASES,
   type BootAction,
@@ -100,7 +100,8 @@ export class Draft {
   to(next: ServerBootPhase, note: string, type: BootEvent['type'] = 'Normal'): this {
     if (next === this.phase) return this.message(note);
     this.status.phase = next;
-    this.status.phaseSince = timeString(this.ctx.now);
+    // Milliseconds: a timeout of a few seconds must not fire up to a second early.
+    this.status.phaseSince = this.ctx.now.toISOString();
     this.status.message = note;
     return this.event(type, next, note);
   }
