@@ -423,6 +423,46 @@ describe('boot pinning', () => {
     expect(back.boot.status?.bootCount).toBe(1);
   });
 
+  test('virtual media ejected under a pinned boot (a BMC reset) is inserted again, before the override', () => {
+    const bmc = new FakeBmc();
+    bmc.continuous = false;
+    const { boot, now } = toRunning(bmc);
+    bmc.media = { device: '/cd', image: null, inserted: false };
+    bmc.override = { enabled: 'Disabled', target: 'None' };
+    const s = step(boot, makeWorld(), bmc, now);
+    expect(s.decision.actions.map((a) => a.kind)).toEqual(['insertMedia', 'setOverride']);
+    expect(s.decision.events.map((e) => e.reason)).toEqual(['MediaReinserted', 'Rearmed']);
+    expect(cond(s.boot, 'MediaReady')).toMatchObject({ status: 'True', reason: 'Reinserted' });
+    bmc.reboot(now + 1);
+    drive(s.boot, makeWorld(), bmc, now + bmc.restartMs + 2, (b) => (b.status?.bootCount ?? 0) >= 2);
+    expect(bmc.boots.at(-1)).toMatchObject({ device: 'Cd', media: IMAGE });
+  });
+
+  test('a BMC that reports no PowerState is restarted, and booted once the override is consumed', () => {
+    const bmc = new FakeBmc();
+    bmc.continuous = false;
+    const world = makeWorld();
+    const noPower = (b: ServerBoot, now: number) => {
+      const c = ctxAt(now);
+      const d = decide(
+        b,
+        { ...world, bmc: { ok: true, observation: { ...bmc.observe(now), powerState: undefined } } },
+        c,
+      );
+      if (d.kind !== 'act') throw new Error('observe');
+      for (const a of d.actions) bmc.apply(a, now);
+      return { ...b, status: d.status ?? b.status };
+    };
+    let b = drive(makeBoot(), world, bmc, T0, phase('Resetting')).boot;
+    b = noPower(b, T0 + 10);
+    expect(bmc.applied.at(-1)).toEqual({ kind: 'reset', resetType: 'ForceRestart' });
+    b = noPower(b, T0 + 20);
+    expect(b.status?.phase).toBe('WaitingForPower');
+    b = noPower(b, T0 + 20 + bmc.restartMs);
+    expect(b.status?.phase).toBe('Running');
+    expect(cond(b, 'Booted')?.message).toMatch(/one-time override was consumed/);
+  });
+
   test('an override someone else changed is taken back, with a Warning', () => {
     const bmc = new FakeBmc();
     const { boot, now } = toRunning(bmc);

@@ -295,9 +295,10 @@ function resetting(d: Draft, obs: BmcObservation): Decision {
       .message('the boot override changed before the reset; setting it again')
       .act([{ kind: 'setOverride', request: want }], 0);
   }
+  // A BMC that does not report PowerState (HPE iLO 6, upstream #594) gets a restart: it works from On.
   const power = obs.powerState ?? 'Unknown';
   d.status.powerState = power;
-  if (power === 'On') {
+  if (power === 'On' || power === 'Unknown') {
     d.to('WaitingForPower', 'ForceRestart issued; waiting for the host to come back on');
     return d.act([{ kind: 'reset', resetType: 'ForceRestart' }], d.ctx.pollMs);
   }
@@ -310,12 +311,17 @@ function resetting(d: Draft, obs: BmcObservation): Decision {
   return d.act([], d.ctx.pollMs);
 }
 
+/** A power state on the way down or up (Unknown is not one: some BMCs never report power). */
+function wentDown(state: string | undefined): boolean {
+  return state === 'Off' || state === 'PoweringOff' || state === 'PoweringOn';
+}
+
 /** How we know the host booted after the reset, or undefined while it has not. */
 function bootEvidence(d: Draft, obs: BmcObservation, armed: boolean): string | undefined {
-  if (obs.powerState !== 'On') return undefined;
+  // Without a PowerState (some BMCs omit it) only the consumed override or the settle time tell.
+  if (obs.powerState !== 'On' && obs.powerState !== undefined) return undefined;
   if (d.status.appliedBoot?.overrideEnabled === 'Once' && !armed) return 'the one-time override was consumed';
-  const before = d.boot.status?.powerState;
-  if (before !== undefined && before !== 'On') return 'a power cycle was observed';
+  if (wentDown(d.boot.status?.powerState)) return 'a power cycle was observed';
   if (d.inPhaseMs() >= d.ctx.settleMs) {
     return `no power cycle seen within ${formatMs(d.ctx.settleMs)}, assuming the reset took effect`;
   }
@@ -350,11 +356,36 @@ function rearm(d: Draft, obs: BmcObservation, why: string): Decision {
   return d.act([{ kind: 'setOverride', request: want }], d.ctx.pinPollMs);
 }
 
+/** The pinned image must stay in the virtual CD: a BMC reset or firmware update ejects it. */
+function mediaRepair(d: Draft, obs: BmcObservation): BootAction[] {
+  if (d.boot.spec.method !== 'VirtualMedia' || !obs.media) return [];
+  const image = d.boot.spec.image;
+  if (obs.media.inserted && obs.media.image === image) return [];
+  const what = obs.media.inserted
+    ? `${obs.media.image ?? 'another image'} is in the virtual CD`
+    : 'the virtual CD is empty';
+  d.cond(C.MediaReady, 'True', 'Reinserted', `${what}; re-inserted ${image}`);
+  d.event(
+    'Warning',
+    'MediaReinserted',
+    `${what}; re-inserted ${image} so the next reboot comes back into it`,
+  );
+  return [{ kind: 'insertMedia', image }];
+}
+
 function running(d: Draft, obs: BmcObservation): Decision {
+  const repair = mediaRepair(d, obs);
+  const decision = runningOverride(d, obs);
+  if (repair.length === 0 || decision.kind !== 'act') return decision;
+  // Media first: an override armed into an empty CD boots nothing useful.
+  return { ...decision, actions: [...repair, ...decision.actions] };
+}
+
+function runningOverride(d: Draft, obs: BmcObservation): Decision {
   const before = d.boot.status?.powerState;
   const power = obs.powerState ?? 'Unknown';
   d.status.powerState = power;
-  const cameBack = before !== undefined && before !== 'On' && power === 'On';
+  const cameBack = wentDown(before) && power === 'On';
   if (isArmed(obs.override, desiredOverride(d.boot, obs), obs.targetAliases)) {
     // Continuous is not consumed, so a reboot shows only as power coming back.
     if (cameBack && d.status.appliedBoot?.overrideEnabled === 'Continuous') {
@@ -529,7 +560,8 @@ function failedActionCondition(d: Draft, action: BootAction, message: string): v
       return;
     case 'insertMedia':
     case 'createSbc':
-      if (d.phase === 'PreparingMedia') d.cond(C.MediaReady, 'False', 'PrepareFailed', message);
+      if (d.phase === 'PreparingMedia' || d.phase === 'Running')
+        d.cond(C.MediaReady, 'False', 'PrepareFailed', message);
       else d.cond(C.Restored, 'False', 'UndoFailed', message);
       return;
     case 'reset':

@@ -107,7 +107,8 @@ export class RedfishEdge {
     } catch (e) {
       const view = errorView(e, [access.credentials.password, access.credentials.username]);
       this.#o.onError?.(view.code, operation);
-      if (isRedfishError(e) && DROP_CODES.has(e.code)) await this.forget(access.key);
+      // Not awaited: logging out of a BMC that does not answer would only add its timeout.
+      if (isRedfishError(e) && DROP_CODES.has(e.code)) void this.forget(access.key);
       // Re-thrown with a message that went through scrub() with this BMC's secrets.
       throw new EdgeError(view);
     }
