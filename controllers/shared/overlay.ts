@@ -1,0 +1,52 @@
+// Read-your-writes over an informer cache. A controller that just wrote an object keeps the copy the
+// API server returned and prefers it until the cache has caught up, so a reconcile that runs before
+// the watch event arrives never acts on the state before its own write (e.g. start a second
+// maintenance on a server because the first still looks Approved).
+import type { KubeObject } from '../../api/schema/meta.js';
+import { objectKey } from '../../lib/kube/resources.js';
+
+/** Whether resourceVersion a is newer than b. Opaque strings in general; etcd revisions in practice. */
+export function isNewer(a: string | undefined, b: string | undefined): boolean {
+  if (!a) return false;
+  if (!b) return true;
+  if (/^\d+$/.test(a) && /^\d+$/.test(b)) return BigInt(a) > BigInt(b);
+  return false;
+}
+
+export class WriteOverlay<T extends KubeObject> {
+  readonly #written = new Map<string, T>();
+
+  /** Remembers what a write returned. */
+  wrote(obj: T | undefined): void {
+    if (!obj) return;
+    const key = objectKey(obj.metadata);
+    const prev = this.#written.get(key);
+    if (!prev || isNewer(obj.metadata.resourceVersion, prev.metadata.resourceVersion))
+      this.#written.set(key, obj);
+  }
+
+  /** The fresher of the cached object and our last write of it (same uid only). */
+  fresh(cached: T | undefined): T | undefined {
+    if (!cached) return cached;
+    const key = objectKey(cached.metadata);
+    const mine = this.#written.get(key);
+    if (!mine) return cached;
+    if (
+      mine.metadata.uid !== cached.metadata.uid ||
+      !isNewer(mine.metadata.resourceVersion, cached.metadata.resourceVersion)
+    ) {
+      this.#written.delete(key);
+      return cached;
+    }
+    return mine;
+  }
+
+  /** Drops what we know of an object (it was deleted). */
+  forget(meta: { namespace?: string; name?: string }): void {
+    this.#written.delete(objectKey(meta));
+  }
+
+  get size(): number {
+    return this.#written.size;
+  }
+}
