@@ -1,0 +1,62 @@
+// maintenance-controller: the ServerMaintenance lifecycle (state machine, per-server queue, taint,
+// park, ServerBoot, finalizer). See docs/controllers.md.
+//
+//   node --import tsx controllers/maintenance/main.ts [--park-mode annotation|off] [common flags]
+import { Option } from 'commander';
+import { runControllerBinary } from '../../lib/kube/binary.js';
+import { PolicyStore } from '../../lib/policy/store.js';
+import { watchPolicy } from '../../lib/policy/feed.js';
+import { MAINTENANCE_TAINT_KEY } from '../shared/names.js';
+import { MaintenanceReconciler } from './reconciler.js';
+import type { ParkMode } from './decide.js';
+
+const positive = (v: string) => {
+  const n = Number(v);
+  if (!Number.isInteger(n) || n <= 0) throw new Error(`expected a positive integer, got ${v}`);
+  return n;
+};
+
+await runControllerBinary({
+  name: 'maintenance-controller',
+  description:
+    'ServerMaintenance lifecycle: queue per server, InMaintenance via the webhook, taint, park, cleanup',
+  flags: (cmd) =>
+    cmd
+      .addOption(
+        new Option(
+          '--park-mode <mode>',
+          'ask metal-operator to park servers in maintenance (annotation) or not (off)',
+        )
+          .choices(['annotation', 'off'])
+          .default('annotation'),
+      )
+      .option(
+        '--taint-key <key>',
+        'key of the NoBind taint put on servers in maintenance',
+        MAINTENANCE_TAINT_KEY,
+      )
+      .option('--workers <n>', 'parallel reconciles (one server each)', positive, 4)
+      .option(
+        '--max-backoff <s>',
+        'cap of the backoff taken from a denial retry hint, in seconds',
+        positive,
+        600,
+      )
+      .option(
+        '--policy-configmap <name>',
+        'name of the policy ConfigMap in --namespace',
+        'metal-maintenance-policy',
+      ),
+  setup: (mgr, flags) => {
+    const policies = new PolicyStore();
+    watchPolicy(mgr, policies, {
+      ref: { namespace: flags.namespace, name: flags.policyConfigmap as string },
+    });
+    new MaintenanceReconciler(mgr, policies, {
+      parkMode: flags.parkMode as ParkMode,
+      taintKey: flags.taintKey as string,
+      workers: flags.workers as number,
+      maxBackoffMs: (flags.maxBackoff as number) * 1000,
+    });
+  },
+});

@@ -1,0 +1,61 @@
+// Metrics of the maintenance controller, on the binary's registry (served at /metrics).
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+
+export class MaintenanceMetrics {
+  readonly byState: Gauge<'state'>;
+  readonly timeInState: Histogram<'state'>;
+  readonly attempts: Counter<'result'>;
+  readonly denied: Counter<'reason'>;
+  readonly failed: Counter<'reason'>;
+  readonly grantsReleased: Counter;
+  readonly budgetWaiters: Gauge;
+
+  /** `countByState` is read at each scrape (from the informer cache), so the gauge is never stale. */
+  constructor(registry: Registry, countByState: () => Record<string, number>) {
+    const registers = [registry];
+    this.byState = new Gauge({
+      name: 'metal_maintenances',
+      help: 'ServerMaintenances in the cache by state (Pending, Announced, Approved, InMaintenance, Failed, Deleting).',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        for (const [state, n] of Object.entries(countByState())) this.set({ state }, n);
+      },
+    });
+    this.timeInState = new Histogram({
+      name: 'metal_maintenance_time_in_state_seconds',
+      help: 'Time a maintenance spent in a state, observed when it leaves it.',
+      labelNames: ['state'],
+      buckets: [1, 5, 15, 60, 300, 900, 3600, 4 * 3600, 24 * 3600, 7 * 24 * 3600],
+      registers,
+    });
+    this.attempts = new Counter({
+      name: 'metal_maintenance_admission_attempts_total',
+      help: 'InMaintenance transitions tried, by result (admitted, denied, error).',
+      labelNames: ['result'],
+      registers,
+    });
+    this.denied = new Counter({
+      name: 'metal_maintenance_decisions_denied_total',
+      help: 'InMaintenance transitions the webhook denied, by reason (BudgetExhausted, AwaitingApproval, ServerBusy, ...).',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.failed = new Counter({
+      name: 'metal_maintenance_failed_total',
+      help: 'Maintenances failed by a timeout, by reason.',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.grantsReleased = new Counter({
+      name: 'metal_maintenance_grants_released_total',
+      help: 'Budget ledger entries removed by the finalizer or on failure.',
+      registers,
+    });
+    this.budgetWaiters = new Gauge({
+      name: 'metal_maintenance_budget_waiters',
+      help: 'Servers whose next maintenance waits for budget room.',
+      registers,
+    });
+  }
+}

@@ -1,0 +1,456 @@
+// The maintenance controller's edge: informers in, the plan of decide.ts out as API writes. One work
+// queue keyed by server name; every event on a ServerMaintenance, its Server or a budget ledger that
+// names it enqueues that server.
+import type { Server } from '../../api/metal/v1alpha1/server.js';
+import type { ServerMaintenance, BudgetRef } from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
+import type { ServerClaimDisruptionBudget } from '../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
+import type { ServerBoot } from '../../api/maintenance/v1alpha1/serverboot.js';
+import type { Manager } from '../../lib/kube/manager.js';
+import type { Informer } from '../../lib/kube/informer.js';
+import type { ResourceClient } from '../../lib/kube/client.js';
+import type { ReconcileResult } from '../../lib/kube/controller.js';
+import { isAlreadyExists, isNotFound } from '../../lib/kube/errors.js';
+import type { PolicyStore } from '../../lib/policy/store.js';
+import { DEFAULT_POLICY } from '../../policies/schema.js';
+import { errorMessage } from '../../lib/errors.js';
+import {
+  ServerBootResource,
+  ServerClaimDisruptionBudgetResource,
+  ServerDisruptionBudgetResource,
+  ServerMaintenanceResource,
+  ServerResource,
+} from '../shared/kinds.js';
+import { LEGACY_MMO_FINALIZER, MAINTENANCE_FINALIZER } from '../shared/names.js';
+import { BOOT_MAINTENANCE_UID_LABEL } from '../boot/from-maintenance.js';
+import { WriteOverlay } from '../shared/overlay.js';
+import { admissionDenial } from '../shared/denial.js';
+import {
+  applyOwned,
+  applyStatusOf,
+  patchAnnotations,
+  patchFinalizers,
+  withTypeMeta,
+} from '../shared/writes.js';
+import {
+  decideServer,
+  deniedStatus,
+  statusChanged,
+  type Attempt,
+  type DecideOptions,
+  type GrantHolding,
+  type ServerPlan,
+  type StatusWrite,
+} from './decide.js';
+import { isDeleting, stateOf, uidOf } from './queue.js';
+import { BudgetWaiters, slotsFreed } from './waiters.js';
+import { MaintenanceMetrics } from './metrics.js';
+
+type AnyBudget = ServerDisruptionBudget | ServerClaimDisruptionBudget;
+
+export interface MaintenanceControllerOptions extends DecideOptions {
+  workers: number;
+  /** Upper bound of the backoff taken from a denial's retry hint. */
+  maxBackoffMs: number;
+}
+
+const BUDGET_REASONS = new Set([
+  'BudgetExhausted',
+  'BudgetPaused',
+  'BudgetStale',
+  'BudgetConflict',
+  'BudgetLedgerFull',
+]);
+
+const grantIndex = (b: AnyBudget) => (b.status?.grants ?? []).map((g) => g.maintenanceUID);
+
+export class MaintenanceReconciler {
+  readonly #mgr: Manager;
+  readonly #policies: PolicyStore;
+  readonly #o: MaintenanceControllerOptions;
+  readonly #maintenances: Informer<ServerMaintenance>;
+  readonly #servers: Informer<Server>;
+  readonly #sdbs: Informer<ServerDisruptionBudget>;
+  readonly #scdbs: Informer<ServerClaimDisruptionBudget>;
+  readonly #boots: Informer<ServerBoot>;
+  readonly #smClient: ResourceClient<ServerMaintenance>;
+  readonly #serverClient: ResourceClient<Server>;
+  readonly #bootClient: ResourceClient<ServerBoot>;
+  readonly #mOverlay = new WriteOverlay<ServerMaintenance>();
+  readonly #sOverlay = new WriteOverlay<Server>();
+  readonly #backoff = new Map<string, number>();
+  /** uids last denied with ServerBusy: a holder that goes away ends their wait early. */
+  readonly #busy = new Set<string>();
+  readonly #waiters = new BudgetWaiters();
+  readonly #metrics: MaintenanceMetrics;
+  readonly #enqueue: (server: string) => void;
+
+  constructor(mgr: Manager, policies: PolicyStore, options: MaintenanceControllerOptions) {
+    this.#mgr = mgr;
+    this.#policies = policies;
+    this.#o = options;
+    this.#maintenances = mgr.informer<ServerMaintenance>(ServerMaintenanceResource, {
+      indexers: { server: (m) => [m.spec.serverRef.name] },
+    });
+    this.#servers = mgr.informer<Server>(ServerResource);
+    this.#sdbs = mgr.informer<ServerDisruptionBudget>(ServerDisruptionBudgetResource, {
+      indexers: { grant: grantIndex },
+    });
+    this.#scdbs = mgr.informer<ServerClaimDisruptionBudget>(ServerClaimDisruptionBudgetResource, {
+      indexers: { grant: grantIndex },
+    });
+    // ServerBoots made from spec.boot carry their maintenance's uid as a label.
+    this.#boots = mgr.informer<ServerBoot>(ServerBootResource, {
+      labelSelector: BOOT_MAINTENANCE_UID_LABEL,
+      indexers: { maintenance: (b) => [b.metadata.labels?.[BOOT_MAINTENANCE_UID_LABEL] ?? ''] },
+    });
+    this.#smClient = mgr.client.resource<ServerMaintenance>(ServerMaintenanceResource);
+    this.#serverClient = mgr.client.resource<Server>(ServerResource);
+    this.#bootClient = mgr.client.resource<ServerBoot>(ServerBootResource);
+    this.#metrics = new MaintenanceMetrics(mgr.registry, () => this.#countByState());
+    const controller = mgr.controller({
+      name: 'maintenance',
+      workers: options.workers,
+      reconcile: (key) => this.reconcile(key),
+    });
+    this.#enqueue = (server) => controller.enqueue(server);
+    this.#wire();
+  }
+
+  #wire(): void {
+    const enqueueM = (m: ServerMaintenance) => this.#enqueue(m.spec.serverRef.name);
+    this.#maintenances.on({
+      add: enqueueM,
+      update: (o, m) => {
+        if (stateOf(o) === 'InMaintenance' && stateOf(m) !== 'InMaintenance')
+          this.#holderGone(m.spec.serverRef.name);
+        enqueueM(m);
+      },
+      delete: (m) => {
+        this.#mOverlay.forget(m.metadata);
+        this.#backoff.delete(uidOf(m));
+        this.#busy.delete(uidOf(m));
+        this.#holderGone(m.spec.serverRef.name);
+        enqueueM(m);
+      },
+    });
+    this.#servers.on({
+      add: (s) => this.#enqueue(s.metadata.name ?? ''),
+      update: (_o, s) => this.#enqueue(s.metadata.name ?? ''),
+      delete: (s) => {
+        this.#sOverlay.forget(s.metadata);
+        this.#enqueue(s.metadata.name ?? '');
+      },
+    });
+    const onBudget = (before: AnyBudget | undefined, after: AnyBudget | undefined) => {
+      const touched = new Set<string>();
+      for (const g of [...(before?.status?.grants ?? []), ...(after?.status?.grants ?? [])])
+        touched.add(g.server);
+      // Ledger entries are mirrored into status.grant and released by the finalizer: look again.
+      for (const s of touched) if (this.#maintenances.byIndex('server', s).length > 0) this.#enqueue(s);
+      const freed = before && after ? slotsFreed(before, after) : 0;
+      if (freed > 0) this.#wake(freed);
+    };
+    for (const inf of [this.#sdbs, this.#scdbs] as Informer<AnyBudget>[]) {
+      inf.on({
+        add: (b) => onBudget(undefined, b),
+        update: (o, b) => onBudget(o, b),
+        delete: (b) => onBudget(b, undefined),
+      });
+    }
+    const onBoot = (b: ServerBoot) => this.#enqueue(b.spec.serverRef.name);
+    this.#boots.on({ add: onBoot, update: (_o, b) => onBoot(b), delete: onBoot });
+    this.#policies.onChange(() => {
+      // Timeouts, windows or approval rules may have changed: every waiting maintenance looks again now.
+      this.#backoff.clear();
+      for (const m of this.#maintenances.list()) enqueueM(m);
+    });
+  }
+
+  /** A holder of `server` left: maintenances that were told ServerBusy need not wait out the hint. */
+  #holderGone(server: string): void {
+    for (const m of this.#maintenances.byIndex('server', server)) {
+      if (!this.#busy.delete(uidOf(m))) continue;
+      this.#backoff.delete(uidOf(m));
+    }
+  }
+
+  #wake(n: number): void {
+    for (const server of this.#waiters.take(n)) {
+      for (const m of this.#maintenances.byIndex('server', server)) this.#backoff.delete(uidOf(m));
+      this.#enqueue(server);
+    }
+    this.#metrics.budgetWaiters.set(this.#waiters.size);
+  }
+
+  #countByState(): Record<string, number> {
+    const counts: Record<string, number> = {
+      Pending: 0,
+      Announced: 0,
+      Approved: 0,
+      InMaintenance: 0,
+      Failed: 0,
+      Deleting: 0,
+    };
+    for (const m of this.#maintenances.list()) {
+      const state = isDeleting(m) ? 'Deleting' : stateOf(m);
+      counts[state] = (counts[state] ?? 0) + 1;
+    }
+    return counts;
+  }
+
+  #grants(maintenances: readonly ServerMaintenance[]): Map<string, GrantHolding[]> {
+    const out = new Map<string, GrantHolding[]>();
+    for (const m of maintenances) {
+      const uid = uidOf(m);
+      const held: GrantHolding[] = [];
+      for (const b of this.#sdbs.byIndex('grant', uid)) {
+        const g = b.status?.grants?.find((x) => x.maintenanceUID === uid);
+        if (g)
+          held.push({
+            ref: {
+              kind: 'ServerDisruptionBudget',
+              name: b.metadata.name ?? '',
+              ...(g.domain ? { domain: g.domain } : {}),
+            },
+            grantedAt: g.grantedAt,
+          });
+      }
+      for (const b of this.#scdbs.byIndex('grant', uid)) {
+        const g = b.status?.grants?.find((x) => x.maintenanceUID === uid);
+        if (g)
+          held.push({
+            ref: {
+              kind: 'ServerClaimDisruptionBudget',
+              namespace: b.metadata.namespace ?? '',
+              name: b.metadata.name ?? '',
+            },
+            grantedAt: g.grantedAt,
+          });
+      }
+      if (held.length > 0) out.set(uid, held);
+    }
+    return out;
+  }
+
+  #bootsOf(maintenances: readonly ServerMaintenance[]): Map<string, ServerBoot> {
+    const out = new Map<string, ServerBoot>();
+    for (const m of maintenances) {
+      const boot = this.#boots.byIndex('maintenance', uidOf(m))[0];
+      if (boot) out.set(uidOf(m), boot);
+    }
+    return out;
+  }
+
+  async reconcile(serverName: string): Promise<ReconcileResult | void> {
+    const policy = this.#policies.current() ?? DEFAULT_POLICY;
+    let server = this.#sOverlay.fresh(this.#servers.getByName(serverName));
+    const maintenances = this.#maintenances
+      .byIndex('server', serverName)
+      .map((m) => this.#mOverlay.fresh(m)!);
+    // A server missing from the cache is confirmed gone with a fresh read before its maintenance fails.
+    let serverGone = false;
+    if (!server && maintenances.some((m) => stateOf(m) === 'InMaintenance' && !isDeleting(m))) {
+      server = await this.#serverClient.find(serverName);
+      serverGone = !server;
+    }
+    if (maintenances.length === 0) this.#waiters.remove(serverName);
+    const plan = decideServer({
+      serverName,
+      server,
+      serverGone,
+      maintenances,
+      grants: this.#grants(maintenances),
+      boots: this.#bootsOf(maintenances),
+      policy,
+      now: new Date(),
+      options: this.#o,
+      backoff: this.#backoff,
+    });
+    return this.#execute(serverName, server, plan);
+  }
+
+  async #execute(
+    serverName: string,
+    server: Server | undefined,
+    plan: ServerPlan,
+  ): Promise<ReconcileResult | void> {
+    const fm = this.#mgr.status.fieldManager;
+    for (const m of plan.addFinalizer) {
+      const finalizers = [...(m.metadata.finalizers ?? []), MAINTENANCE_FINALIZER];
+      this.#mOverlay.wrote(await patchFinalizers(this.#smClient, m, finalizers, fm));
+    }
+    for (const w of plan.statuses) await this.#writeStatus(w);
+    if (server) await this.#writeServer(server, plan);
+    for (const { m, refs } of plan.releaseGrants) await this.#release(m, refs);
+    for (const b of plan.deleteBoots) await this.#deleteBoot(b);
+    for (const m of plan.removeFinalizer) await this.#removeFinalizer(m);
+    for (const boot of plan.createBoots) await this.#createBoot(boot);
+    this.#record(plan);
+    if (plan.attempt) {
+      const again = await this.#attempt(serverName, plan.attempt);
+      if (again !== undefined) return { requeueAfterMs: Math.min(again, plan.requeueAfterMs ?? Infinity) };
+    }
+    return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs + 50 } : undefined;
+  }
+
+  /** Taint (compare-and-swap), park request and projection, in that order. */
+  async #writeServer(server: Server, plan: ServerPlan): Promise<void> {
+    const fm = this.#mgr.status.fieldManager;
+    let current = server;
+    if (plan.taint) {
+      const { value } = plan.taint;
+      const spec =
+        value !== undefined ? { taints: [{ key: this.#o.taintKey, value, effect: 'NoBind' }] } : {};
+      // resourceVersion precondition: this write and a bind by metal-operator are both compare-and-swap
+      // on the Server, so exactly one of them wins (docs/proposals/ws1-cordon.md).
+      current = (await applyOwned(this.#serverClient, current, { spec }, fm, { cas: true })) ?? current;
+      this.#sOverlay.wrote(current);
+    }
+    if (plan.park) {
+      current = (await patchAnnotations(this.#serverClient, current, { ...plan.park }, fm)) ?? current;
+      this.#sOverlay.wrote(current);
+    }
+    if (plan.projection)
+      this.#sOverlay.wrote(
+        await applyStatusOf(this.#serverClient, current, { maintenance: plan.projection }, fm),
+      );
+  }
+
+  async #removeFinalizer(stale: ServerMaintenance): Promise<void> {
+    // The status write just before moved its resourceVersion: patch the copy that write returned.
+    const m = this.#mOverlay.fresh(stale) ?? stale;
+    // metal-maintenance-operator's finalizer goes too: nobody else removes it once its controller is off.
+    const finalizers = (m.metadata.finalizers ?? []).filter(
+      (f) => f !== MAINTENANCE_FINALIZER && f !== LEGACY_MMO_FINALIZER,
+    );
+    await patchFinalizers(this.#smClient, m, finalizers, this.#mgr.status.fieldManager);
+    this.#mOverlay.forget(m.metadata);
+  }
+
+  async #writeStatus({ m, status }: StatusWrite): Promise<ServerMaintenance | undefined> {
+    const written = await applyStatusOf(this.#smClient, m, status, this.#mgr.status.fieldManager);
+    this.#mOverlay.wrote(written);
+    return written;
+  }
+
+  async #release(m: ServerMaintenance, refs: readonly BudgetRef[]): Promise<void> {
+    const uid = uidOf(m);
+    for (const ref of refs) {
+      const resource =
+        ref.kind === 'ServerDisruptionBudget'
+          ? this.#mgr.client.resource<AnyBudget>(ServerDisruptionBudgetResource)
+          : this.#mgr.client.resource<AnyBudget>(ServerClaimDisruptionBudgetResource);
+      // Compare-and-swap on the ledger, like the webhook's grant: re-read and retry on conflict.
+      const written = await this.#mgr.status.updateWithRetry(
+        resource,
+        { name: ref.name, namespace: ref.namespace },
+        (b) => {
+          const grants = b.status?.grants ?? [];
+          if (!grants.some((g) => g.maintenanceUID === uid)) return undefined;
+          return { ...b, status: { ...b.status, grants: grants.filter((g) => g.maintenanceUID !== uid) } };
+        },
+        { subresource: 'status', attempts: 20 },
+      );
+      if (written) this.#metrics.grantsReleased.inc();
+    }
+  }
+
+  async #deleteBoot(boot: ServerBoot): Promise<void> {
+    try {
+      // Its finalizer restores the boot settings; we wait for the object to go before unparking.
+      await this.#bootClient.delete(boot.metadata.name ?? '', {
+        namespace: boot.metadata.namespace,
+        preconditions: { uid: boot.metadata.uid },
+      });
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+  }
+
+  async #createBoot(boot: ServerBoot): Promise<void> {
+    try {
+      await this.#bootClient.create(boot);
+    } catch (e) {
+      if (!isAlreadyExists(e)) throw e;
+    }
+  }
+
+  #record(plan: ServerPlan): void {
+    for (const t of plan.transitions) {
+      if (t.enteredAt !== undefined)
+        this.#metrics.timeInState.observe({ state: t.from }, Math.max(0, (Date.now() - t.enteredAt) / 1000));
+      if (t.to === 'Failed') {
+        const reason = plan.statuses
+          .find((w) => w.m === t.m)
+          ?.status.conditions.find((c) => c.type === 'Failed')?.reason;
+        this.#metrics.failed.inc({ reason: reason ?? 'Unknown' });
+      }
+    }
+    for (const e of plan.events) {
+      const target = e.m ? withTypeMeta(e.m, this.#smClient) : undefined;
+      if (target) this.#mgr.events.record(target, e.type, e.reason, e.action, e.note);
+    }
+  }
+
+  /** Tries the InMaintenance transition; returns a requeue delay, or undefined to use the plan's. */
+  async #attempt(serverName: string, attempt: Attempt): Promise<number | undefined> {
+    const { m, status } = attempt;
+    try {
+      const written = await this.#writeStatus({ m, status });
+      if (!written) return undefined;
+      this.#metrics.attempts.inc({ result: 'admitted' });
+      this.#backoff.delete(uidOf(m));
+      this.#busy.delete(uidOf(m));
+      this.#waiters.remove(serverName);
+      this.#metrics.budgetWaiters.set(this.#waiters.size);
+      if (attempt.enteredAt !== undefined)
+        this.#metrics.timeInState.observe(
+          { state: attempt.from },
+          Math.max(0, (Date.now() - attempt.enteredAt) / 1000),
+        );
+      this.#mgr.events.normal(
+        withTypeMeta(written, this.#smClient),
+        'Started',
+        'Start',
+        `InMaintenance on server ${serverName} (approval: ${m.status?.approval?.source ?? 'NotRequired'})`,
+      );
+      // Look again at once: the taint value, park request and projection follow the new holder.
+      return 0;
+    } catch (e) {
+      const denial = admissionDenial(e);
+      if (!denial) {
+        this.#metrics.attempts.inc({ result: 'error' });
+        throw e;
+      }
+      this.#metrics.attempts.inc({ result: 'denied' });
+      this.#metrics.denied.inc({ reason: denial.reason });
+      const delay = Math.min(this.#o.maxBackoffMs, Math.max(1000, denial.retryAfterMs ?? 30_000));
+      this.#backoff.set(uidOf(m), Date.now() + delay);
+      if (BUDGET_REASONS.has(denial.reason)) this.#waiters.add(serverName, m);
+      if (denial.reason === 'ServerBusy') this.#busy.add(uidOf(m));
+      this.#metrics.budgetWaiters.set(this.#waiters.size);
+      await this.#recordDenial(attempt, denial.reason, denial.message);
+      this.#mgr.logger.debug(
+        { server: serverName, maintenance: m.metadata.name, code: denial.code, delay },
+        'InMaintenance denied',
+      );
+      return delay;
+    }
+  }
+
+  async #recordDenial(attempt: Attempt, reason: string, message: string): Promise<void> {
+    const { m } = attempt;
+    const next = deniedStatus(attempt, reason, message, new Date());
+    if (!statusChanged(m, next)) return;
+    try {
+      await this.#writeStatus({ m, status: next });
+    } catch (e) {
+      this.#mgr.logger.warn(
+        { maintenance: m.metadata.name, err: errorMessage(e) },
+        'could not record the denial',
+      );
+    }
+    this.#mgr.events.warning(withTypeMeta(m, this.#smClient), reason, 'Start', message);
+  }
+}
