@@ -1,0 +1,61 @@
+// Metrics of the budget controller, on the binary's registry (served at /metrics).
+import { Counter, Gauge, type Registry } from 'prom-client';
+import type { ComputedStatus } from './decide.js';
+
+type Labels = 'kind' | 'namespace' | 'budget';
+
+export class BudgetMetrics {
+  readonly expected: Gauge<Labels>;
+  readonly unavailable: Gauge<Labels>;
+  readonly allowed: Gauge<Labels>;
+  readonly granted: Gauge<Labels>;
+  readonly expired: Counter<'reason'>;
+
+  constructor(registry: Registry) {
+    const registers = [registry];
+    const labelNames = ['kind', 'namespace', 'budget'] as const;
+    this.expected = new Gauge({
+      name: 'metal_budget_expected',
+      help: 'Servers (or claimed servers) a budget selects.',
+      labelNames,
+      registers,
+    });
+    this.unavailable = new Gauge({
+      name: 'metal_budget_unavailable',
+      help: 'Selected servers unavailable for any reason, granted disruptions included.',
+      labelNames,
+      registers,
+    });
+    this.allowed = new Gauge({
+      name: 'metal_budget_disruptions_allowed',
+      help: 'Disruptions a budget may still grant.',
+      labelNames,
+      registers,
+    });
+    this.granted = new Gauge({
+      name: 'metal_budget_grants',
+      help: 'Entries in a budget ledger.',
+      labelNames,
+      registers,
+    });
+    this.expired = new Counter({
+      name: 'metal_budget_grants_expired_total',
+      help: 'Ledger entries dropped by the budget controller, by reason (ttl: never reached InMaintenance; ended).',
+      labelNames: ['reason'],
+      registers,
+    });
+  }
+
+  observe(kind: string, namespace: string, budget: string, status: ComputedStatus, grants: number): void {
+    const l = { kind, namespace, budget };
+    this.expected.set(l, status.expected);
+    this.unavailable.set(l, status.unavailable);
+    this.allowed.set(l, status.disruptionsAllowed);
+    this.granted.set(l, grants);
+  }
+
+  forget(kind: string, namespace: string, budget: string): void {
+    const l = { kind, namespace, budget };
+    for (const g of [this.expected, this.unavailable, this.allowed, this.granted]) g.remove(l);
+  }
+}

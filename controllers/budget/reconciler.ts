@@ -1,0 +1,297 @@
+// The budget controller's edge. One work queue keyed by budget (`sdb/<name>`, `scdb/<namespace>/<name>`).
+// A server, claim, BMC or maintenance change enqueues only the budgets it can affect.
+import type { BMC } from '../../api/metal/v1alpha1/bmc.js';
+import type { Server } from '../../api/metal/v1alpha1/server.js';
+import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
+import type { LedgerEntry, ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
+import type { ServerClaimDisruptionBudget } from '../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
+import type { Manager } from '../../lib/kube/manager.js';
+import type { Informer } from '../../lib/kube/informer.js';
+import type { ResourceClient } from '../../lib/kube/client.js';
+import type { ReconcileResult } from '../../lib/kube/controller.js';
+import type { PolicyStore } from '../../lib/policy/store.js';
+import { durationMs } from '../../lib/policy/durations.js';
+import { DEFAULT_POLICY } from '../../policies/schema.js';
+import { matchesSelector } from '../../webhook/selectors.js';
+import { serverUnavailableReason } from '../../webhook/world.js';
+import {
+  BMCResource,
+  ServerClaimDisruptionBudgetResource,
+  ServerClaimResource,
+  ServerDisruptionBudgetResource,
+  ServerMaintenanceResource,
+  ServerResource,
+} from '../shared/kinds.js';
+import { applyStatusOf, withTypeMeta } from '../shared/writes.js';
+import {
+  budgetStatusChanged,
+  claimBudgetStatus,
+  confirmExpiry,
+  expiryCandidates,
+  serverBudgetStatus,
+  withoutEntries,
+  type AnyBudget,
+  type ComputedStatus,
+  type ExpiryReason,
+} from './decide.js';
+import { BudgetMetrics } from './metrics.js';
+
+export interface BudgetControllerOptions {
+  workers: number;
+}
+
+const grantIndex = (b: AnyBudget) => (b.status?.grants ?? []).map((g) => g.maintenanceUID);
+
+/** What of a server a budget's numbers depend on; other changes (power, inventory) enqueue nothing. */
+function censusSignature(s: Server | undefined, bmc: BMC | undefined): string {
+  if (!s) return '';
+  return JSON.stringify([
+    s.metadata.labels ?? {},
+    serverUnavailableReason(s, bmc) ?? '',
+    s.spec.serverClaimRef ?? null,
+  ]);
+}
+
+export class BudgetReconciler {
+  readonly #mgr: Manager;
+  readonly #policies: PolicyStore;
+  readonly #sdbs: Informer<ServerDisruptionBudget>;
+  readonly #scdbs: Informer<ServerClaimDisruptionBudget>;
+  readonly #servers: Informer<Server>;
+  readonly #claims: Informer<ServerClaim>;
+  readonly #bmcs: Informer<BMC>;
+  readonly #maintenances: Informer<ServerMaintenance>;
+  readonly #smClient: ResourceClient<ServerMaintenance>;
+  readonly #sdbClient: ResourceClient<ServerDisruptionBudget>;
+  readonly #scdbClient: ResourceClient<ServerClaimDisruptionBudget>;
+  readonly #metrics: BudgetMetrics;
+  readonly #enqueue: (key: string) => void;
+
+  constructor(mgr: Manager, policies: PolicyStore, options: BudgetControllerOptions) {
+    this.#mgr = mgr;
+    this.#policies = policies;
+    this.#sdbs = mgr.informer<ServerDisruptionBudget>(ServerDisruptionBudgetResource, {
+      indexers: { grant: grantIndex },
+    });
+    this.#scdbs = mgr.informer<ServerClaimDisruptionBudget>(ServerClaimDisruptionBudgetResource, {
+      indexers: { grant: grantIndex },
+    });
+    this.#servers = mgr.informer<Server>(ServerResource, {
+      indexers: { bmc: (s) => (s.spec.bmcRef?.name ? [s.spec.bmcRef.name] : []) },
+    });
+    this.#claims = mgr.informer<ServerClaim>(ServerClaimResource);
+    this.#bmcs = mgr.informer<BMC>(BMCResource);
+    this.#maintenances = mgr.informer<ServerMaintenance>(ServerMaintenanceResource);
+    this.#smClient = mgr.client.resource<ServerMaintenance>(ServerMaintenanceResource);
+    this.#sdbClient = mgr.client.resource<ServerDisruptionBudget>(ServerDisruptionBudgetResource);
+    this.#scdbClient = mgr.client.resource<ServerClaimDisruptionBudget>(ServerClaimDisruptionBudgetResource);
+    this.#metrics = new BudgetMetrics(mgr.registry);
+    const controller = mgr.controller({
+      name: 'budget',
+      workers: options.workers,
+      reconcile: (k) => this.reconcile(k),
+    });
+    this.#enqueue = (key) => controller.enqueue(key);
+    this.#wire();
+  }
+
+  #bmcOf = (s: Server): BMC | undefined =>
+    s.spec.bmcRef ? this.#bmcs.getByName(s.spec.bmcRef.name) : undefined;
+
+  #budgetsOfServer(s: Server): void {
+    for (const b of this.#sdbs.list())
+      if (matchesSelector(b.spec.serverSelector, s.metadata.labels))
+        this.#enqueue(`sdb/${b.metadata.name ?? ''}`);
+    const ns = s.spec.serverClaimRef?.namespace;
+    if (ns) this.#claimBudgetsIn(ns);
+  }
+
+  #claimBudgetsIn(namespace: string): void {
+    for (const b of this.#scdbs.list(namespace)) this.#enqueue(`scdb/${namespace}/${b.metadata.name ?? ''}`);
+  }
+
+  #budgetsOfGrant(uid: string): void {
+    for (const b of this.#sdbs.byIndex('grant', uid)) this.#enqueue(`sdb/${b.metadata.name ?? ''}`);
+    for (const b of this.#scdbs.byIndex('grant', uid))
+      this.#enqueue(`scdb/${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`);
+  }
+
+  #wire(): void {
+    this.#sdbs.on({
+      add: (b) => this.#enqueue(`sdb/${b.metadata.name ?? ''}`),
+      update: (_o, b) => this.#enqueue(`sdb/${b.metadata.name ?? ''}`),
+      delete: (b) => this.#metrics.forget('ServerDisruptionBudget', '', b.metadata.name ?? ''),
+    });
+    this.#scdbs.on({
+      add: (b) => this.#enqueue(`scdb/${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`),
+      update: (_o, b) => this.#enqueue(`scdb/${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`),
+      delete: (b) =>
+        this.#metrics.forget(
+          'ServerClaimDisruptionBudget',
+          b.metadata.namespace ?? '',
+          b.metadata.name ?? '',
+        ),
+    });
+    this.#servers.on({
+      add: (s) => this.#budgetsOfServer(s),
+      update: (o, s) => {
+        if (censusSignature(o, this.#bmcOf(o)) === censusSignature(s, this.#bmcOf(s))) return;
+        this.#budgetsOfServer(o);
+        this.#budgetsOfServer(s);
+      },
+      delete: (s) => this.#budgetsOfServer(s),
+    });
+    const onClaim = (o: ServerClaim | undefined, c: ServerClaim) => {
+      if (
+        o &&
+        JSON.stringify([o.metadata.labels, o.spec.serverRef]) ===
+          JSON.stringify([c.metadata.labels, c.spec.serverRef])
+      )
+        return;
+      this.#claimBudgetsIn(c.metadata.namespace ?? '');
+    };
+    this.#claims.on({
+      add: (c) => onClaim(undefined, c),
+      update: onClaim,
+      delete: (c) => onClaim(undefined, c),
+    });
+    const onBMC = (b: BMC) => {
+      for (const s of this.#servers.byIndex('bmc', b.metadata.name ?? '')) this.#budgetsOfServer(s);
+    };
+    this.#bmcs.on({ add: onBMC, update: (_o, b) => onBMC(b), delete: onBMC });
+    const onM = (m: ServerMaintenance) => this.#budgetsOfGrant(m.metadata.uid ?? '');
+    this.#maintenances.on({
+      add: onM,
+      update: (o, m) => {
+        if (
+          o.status?.state !== m.status?.state ||
+          !!o.metadata.deletionTimestamp !== !!m.metadata.deletionTimestamp
+        )
+          onM(m);
+      },
+      delete: onM,
+    });
+    this.#policies.onChange(() => {
+      for (const b of this.#sdbs.list()) this.#enqueue(`sdb/${b.metadata.name ?? ''}`);
+      for (const b of this.#scdbs.list())
+        this.#enqueue(`scdb/${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`);
+    });
+  }
+
+  #lookup(key: string): {
+    budget?: AnyBudget;
+    resource: ResourceClient<AnyBudget>;
+    kind: string;
+    namespace: string;
+    name: string;
+  } {
+    const [kind = '', a = '', b = ''] = key.split('/');
+    if (kind === 'sdb')
+      return {
+        budget: this.#sdbs.getByName(a),
+        resource: this.#sdbClient,
+        kind: 'ServerDisruptionBudget',
+        namespace: '',
+        name: a,
+      };
+    return {
+      budget: this.#scdbs.getByName(b, a),
+      resource: this.#scdbClient,
+      kind: 'ServerClaimDisruptionBudget',
+      namespace: a,
+      name: b,
+    };
+  }
+
+  /** Ledger entries to drop, each confirmed against a fresh read of its maintenance. */
+  async #toDrop(budget: AnyBudget, ttlMs: number, now: Date) {
+    const { candidates, wakeAt } = expiryCandidates(
+      budget,
+      (ns, n) => this.#maintenances.getByName(n, ns),
+      ttlMs,
+      now,
+    );
+    const drop: { entry: LedgerEntry; reason: ExpiryReason }[] = [];
+    for (const c of candidates) {
+      // The final word comes from the API server, not the cache.
+      const fresh = await this.#smClient.find(c.entry.maintenance.name, c.entry.maintenance.namespace);
+      const reason = confirmExpiry(c, fresh, ttlMs, now);
+      if (reason) drop.push({ entry: c.entry, reason });
+    }
+    return { drop, wakeAt };
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult | void> {
+    const target = this.#lookup(key);
+    let budget = target.budget;
+    if (!budget) return;
+    const policy = this.#policies.current() ?? DEFAULT_POLICY;
+    const ttlMs = durationMs(policy.grants.ttl);
+    const now = new Date();
+    const { drop, wakeAt } = await this.#toDrop(budget, ttlMs, now);
+    if (drop.length > 0) budget = (await this.#expire(target.resource, budget, drop)) ?? budget;
+    const status = this.#compute(budget, now);
+    if (budgetStatusChanged(budget, status))
+      await applyStatusOf(target.resource, budget, status, this.#mgr.status.fieldManager);
+    this.#metrics.observe(
+      target.kind,
+      target.namespace,
+      target.name,
+      status,
+      budget.status?.grants?.length ?? 0,
+    );
+    return wakeAt !== undefined ? { requeueAfterMs: Math.max(0, wakeAt - now.getTime()) + 100 } : undefined;
+  }
+
+  #compute(budget: AnyBudget, now: Date): ComputedStatus {
+    const world = { bmcOf: this.#bmcOf };
+    if ('serverSelector' in budget.spec)
+      return serverBudgetStatus(budget as ServerDisruptionBudget, this.#servers.list(), world, now);
+    return claimBudgetStatus(
+      budget as ServerClaimDisruptionBudget,
+      this.#claims.list(budget.metadata.namespace),
+      (n) => this.#servers.getByName(n),
+      world,
+      now,
+    );
+  }
+
+  async #expire(
+    resource: ResourceClient<AnyBudget>,
+    budget: AnyBudget,
+    drop: { entry: LedgerEntry; reason: ExpiryReason }[],
+  ): Promise<AnyBudget | undefined> {
+    // Compare-and-swap, like the webhook's grant. An entry is removed only as it was decided on (same
+    // uid and grantedAt): a grant re-written meanwhile is a different grant and stays.
+    const written = await this.#mgr.status.updateWithRetry(
+      resource,
+      { name: budget.metadata.name ?? '', namespace: budget.metadata.namespace },
+      (current) => {
+        const grants = current.status?.grants ?? [];
+        const kept = withoutEntries(
+          grants,
+          drop.map((d) => d.entry),
+        );
+        if (kept.length === grants.length) return undefined;
+        return { ...current, status: { ...current.status, grants: kept } };
+      },
+      { subresource: 'status', attempts: 20 },
+    );
+    if (!written) return undefined;
+    for (const { entry, reason } of drop) {
+      this.#metrics.expired.inc({ reason });
+      const why =
+        reason === 'ttl'
+          ? `its maintenance did not reach InMaintenance within the grant TTL`
+          : `its maintenance has ended`;
+      this.#mgr.events.normal(
+        withTypeMeta(written, resource),
+        'GrantExpired',
+        'ExpireGrant',
+        `dropped the grant of ${entry.maintenance.namespace}/${entry.maintenance.name} on server ${entry.server}: ${why}`,
+      );
+    }
+    return written;
+  }
+}
