@@ -11,8 +11,14 @@ import { kubeconfigForBinary, spawnBinary, type RunningBinary } from '../../../e
 import { startBmcSimulator, type BmcSimulator } from '../../../e2e/sim/bmc/server.js';
 import type { KubeClient } from '../../../lib/kube/client.js';
 import { KubeApiError } from '../../../lib/kube/errors.js';
-import { Core } from '../../../lib/kube/resources.js';
-import { startWebhook } from '../../../e2e/harness/webhook.js';
+import { Core, resourceOf } from '../../../lib/kube/resources.js';
+import { defaultPolicyData, startWebhook } from '../../../e2e/harness/webhook.js';
+import { POLICY_CONFIGMAP } from '../../../policies/schema.js';
+import {
+  ServerBootConfigurationKind,
+  type ServerBootConfiguration,
+} from '../../../api/metal/v1alpha1/serverbootconfiguration.js';
+import type { KubeObject } from '../../../api/schema/meta.js';
 import {
   boots,
   condition,
@@ -35,7 +41,7 @@ let ns: string;
 beforeAll(async () => {
   admin = await adminClient();
   sim = await startBmcSimulator({
-    count: 12,
+    count: 14,
     // BMC 3 is a Lenovo: Continuous refused, so pinning runs on a re-armed Once override.
     profile: (i) => (i === 3 ? 'lenovo' : 'generic'),
     timing: { powerOnMs: 400, restartMs: 800, forceOffMs: 100, gracefulShutdownMs: 300 },
@@ -158,6 +164,8 @@ describe('boot controller', () => {
     const bmc = sim.bmc(3);
     expect(bmc.boot).toMatchObject({ enabled: 'Once', target: 'Cd' });
     for (const round of [2, 3]) {
+      // Round 3: a BMC reset dropped the virtual media just before the host reboots.
+      if (round === 3) bmc.media[0] = { ...bmc.media[0]!, image: null, inserted: false };
       bmc.bmcInitiatedReboot(); // a firmware update activating
       await waitForBoot(
         admin,
@@ -173,7 +181,9 @@ describe('boot controller', () => {
     const bmcBoots = sim.bmc(3).counters.bootLog.filter((r) => r.cause === 'bmc');
     expect(bmcBoots).toHaveLength(2);
     for (const r of bmcBoots) expect(r).toMatchObject({ device: 'Cd', media: ISO });
-    const rearmed = (await eventsOf(admin, b)).filter((e) => e.reason === 'Rearmed');
+    const pinEvents = await eventsOf(admin, b);
+    expect(pinEvents.some((e) => e.reason === 'MediaReinserted' && e.type === 'Warning')).toBe(true);
+    const rearmed = pinEvents.filter((e) => e.reason === 'Rearmed');
     expect(rearmed.length).toBeGreaterThanOrEqual(1);
     expect(rearmed[0]!.note).toMatch(/consumed the one-time override/);
 
@@ -429,6 +439,77 @@ describe('boot controller', () => {
     expect(
       value(/metal_serverboot_rearms_total\{[^}]*method="VirtualMedia"[^}]*\} (\d+)/),
     ).toBeGreaterThanOrEqual(2);
+  });
+
+  test('PXE through a ServerBootConfiguration: created and owned, Ready from boot-operator, PXE once, removed on delete', async () => {
+    const srv = await simServer(admin, sim, 12);
+    const image = 'ghcr.io/ironcore-dev/maintenance-os:1.0';
+    const b = await createBoot(admin, ns, { serverRef: { name: srv.name }, method: 'Pxe', image });
+    const sbcs = admin.resource<ServerBootConfiguration>(resourceOf(ServerBootConfigurationKind));
+    const sbc = await waitFor('the ServerBootConfiguration', () => sbcs.find(b.metadata.name!, ns));
+    expect(sbc.spec).toEqual({ serverRef: { name: srv.name }, image });
+    expect(sbc.metadata.ownerReferences).toEqual([
+      expect.objectContaining({
+        kind: 'ServerBoot',
+        name: b.metadata.name,
+        controller: true,
+        blockOwnerDeletion: true,
+      }),
+    ]);
+    const waiting = await waitForBoot(
+      admin,
+      b,
+      'waiting for Ready',
+      (x) => condition(x, 'MediaReady')?.reason === 'WaitingForBootConfiguration',
+    );
+    expect(waiting.status?.phase).toBe('PreparingMedia');
+    expect(sim.bmc(12).counters.bootPatches).toBe(0);
+    // boot-operator's part: the image is served.
+    await sbcs.replaceStatus({ ...sbc, status: { state: 'Ready' } });
+    await waitForBoot(admin, b, 'Running', inPhase('Running'));
+    expect(sim.bmc(12).counters.bootLog.at(-1)).toMatchObject({ device: 'Pxe', cause: 'reset' });
+    await boots(admin).delete(b.metadata.name!, { namespace: ns });
+    await waitFor(
+      'boot and configuration gone',
+      async () =>
+        !(await boots(admin).find(b.metadata.name!, ns)) && !(await sbcs.find(b.metadata.name!, ns)),
+    );
+    expect(sim.bmc(12).boot).toMatchObject({ enabled: 'Disabled' });
+  });
+
+  test('without spec.phaseTimeout the policy ConfigMap timeouts.bootPhase applies', async () => {
+    const cms = admin.resource<KubeObject & { data?: Record<string, string> }>(Core.ConfigMap);
+    const data = defaultPolicyData();
+    const key = POLICY_CONFIGMAP.key;
+    expect(data[key]).toContain('bootPhase: 10m');
+    const write = async (text: string) => {
+      const current = await cms.find(POLICY_CONFIGMAP.name, POLICY_CONFIGMAP.namespace);
+      const body = {
+        metadata: { name: POLICY_CONFIGMAP.name, namespace: POLICY_CONFIGMAP.namespace },
+        data: { ...data, [key]: text },
+      };
+      if (current)
+        await cms.replace({
+          ...body,
+          metadata: { ...body.metadata, resourceVersion: current.metadata.resourceVersion },
+        });
+      else await cms.create(body);
+    };
+    await write(data[key]!.replace('bootPhase: 10m', 'bootPhase: 2s'));
+    try {
+      await new Promise((r) => setTimeout(r, 500)); // the controller's informer picks it up
+      const srv = await simServer(admin, sim, 13);
+      sim.bmc(13).hostStuck = true;
+      const b = await createBoot(admin, ns, {
+        serverRef: { name: srv.name },
+        method: 'UefiHttp',
+        image: 'https://images.example.test/x.efi',
+      });
+      const failed = await waitForBoot(admin, b, 'Failed', inPhase('Failed'), 10_000);
+      expect(condition(failed, 'Failed')?.message).toMatch(/^WaitingForPower: did not finish within 2s/);
+    } finally {
+      await write(data[key]!);
+    }
   });
 
   test('with the admission webhook running: a boot on a claimed server without its maintenance is denied, with it admitted and run', async () => {
