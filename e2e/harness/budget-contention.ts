@@ -101,6 +101,9 @@ export interface ContentionResult {
   killedAfterMs?: number;
   watchEvents: number;
   durationMs: number;
+  /** Of which: creating servers, maintenances and budgets; pushing until all completed. */
+  setupMs: number;
+  pushMs: number;
 }
 
 export type Pool = 'flat' | 'racks';
@@ -306,11 +309,11 @@ class ContentionRun {
       M: o.maintenances ?? 200,
       K: o.limit ?? 3,
       C: o.clients ?? 20,
-      flat: o.flatServers ?? 28,
-      rack: o.rackServers ?? 36,
-      racks: o.racks ?? 3,
-      holdMs: o.holdMs ?? [10, 40],
-      retryMs: o.retryMs ?? [30, 90],
+      flat: o.flatServers ?? 16,
+      rack: o.rackServers ?? 48,
+      racks: o.racks ?? 4,
+      holdMs: o.holdMs ?? [5, 25],
+      retryMs: o.retryMs ?? [20, 60],
       timeoutMs: o.timeoutMs ?? 120_000,
     };
     this.budgetName = { flat: `c-${this.id}-flat`, racks: `c-${this.id}-racks` };
@@ -496,6 +499,9 @@ class ContentionRun {
     while (pending() && Date.now() < end) await sleep(50);
   }
 
+  setupMs = 0;
+  pushMs = 0;
+
   result(startedAt: number): ContentionResult {
     const c = this.checker;
     if (this.completed < this.s.M)
@@ -517,6 +523,8 @@ class ContentionRun {
       ...(this.killedAfterMs !== undefined ? { killedAfterMs: this.killedAfterMs } : {}),
       watchEvents: c.events.length,
       durationMs: Date.now() - startedAt,
+      setupMs: this.setupMs,
+      pushMs: this.pushMs,
     };
   }
 }
@@ -529,10 +537,13 @@ export async function runBudgetContention(o: ContentionOptions): Promise<Content
   try {
     await run.createFleet();
     await run.createBudgets(controller);
+    run.setupMs = Date.now() - startedAt;
     const stopWatching = new AbortController();
     const watches = await run.watch(stopWatching.signal);
     try {
+      const pushStarted = Date.now();
       await run.push();
+      run.pushMs = Date.now() - pushStarted;
       await run.settle();
     } finally {
       stopWatching.abort();
@@ -601,7 +612,8 @@ export function describeRun(r: ContentionResult): string {
     `run ${r.run}: ${r.maintenances} maintenances, ${r.servers} servers, ${r.clients} clients, K=${r.limit}; ` +
     `granted ${r.granted}, denied ${deniedTotal} (${denied}), unreachable ${r.unreachable}; ` +
     `peak granted/inMaintenance per domain: ${peaks}; ` +
-    `replica killed after ${r.killedAfterMs ?? '-'} ms; ${r.watchEvents} watch events; ${r.durationMs} ms` +
+    `replica killed after ${r.killedAfterMs ?? '-'} ms; ${r.watchEvents} watch events; ` +
+    `${r.durationMs} ms (setup ${r.setupMs}, push ${r.pushMs})` +
     (r.violations.length ? `; VIOLATIONS: ${r.violations.join('; ')}` : '')
   );
 }
