@@ -59,6 +59,15 @@ describe('resolveAccess', () => {
     expect(r.ok && r.access.endpoint).toBe('https://10.0.0.7:8443/bmc/7');
     const bad = resolveAccess(server(), lookups(bmc({}, { [REDFISH_PATH_PREFIX_ANNOTATION]: 'bmc/7?x=1' })));
     expect(bad).toMatchObject({ ok: false, reason: 'InvalidPathPrefix' });
+    for (const prefix of ['/bmc/../7', '/.', 'bmc', '/bmc/7/']) {
+      const r2 = resolveAccess(server(), lookups(bmc({}, { [REDFISH_PATH_PREFIX_ANNOTATION]: prefix })));
+      expect(r2).toMatchObject({ ok: false, reason: 'InvalidPathPrefix' });
+    }
+    const dotted = resolveAccess(
+      server(),
+      lookups(bmc({}, { [REDFISH_PATH_PREFIX_ANNOTATION]: '/gw.v2/bmc-7' })),
+    );
+    expect(dotted.ok && dotted.access.endpoint).toBe('https://10.0.0.7:443/gw.v2/bmc-7');
   });
 
   test('inline Server spec.bmc, stringData, IPv6, and the System from spec.systemURI', () => {

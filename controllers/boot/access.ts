@@ -14,7 +14,8 @@ export interface AccessLookups {
 }
 
 const REDFISH_PROTOCOLS = new Set(['Redfish', 'RedfishLocal', 'RedfishWithRegistryPatch']);
-const PREFIX = /^(\/[A-Za-z0-9._~-]+)*$/;
+// Path segments of unreserved characters; `.` and `..` would walk out of the prefix.
+const PREFIX = /^(\/(?!\.\.?(\/|$))[A-Za-z0-9._~-]+)*$/;
 
 function fail(reason: string, message: string): AccessResult {
   return { ok: false, reason, message };
