@@ -93,6 +93,14 @@ describe('boot controller', () => {
     const bmc = sim.bmc(1);
     expect(bmc.counters.bootLog.at(-1)).toMatchObject({ device: 'Cd', media: ISO, cause: 'reset' });
     expect(bmc.media[0]).toMatchObject({ image: ISO, inserted: true });
+    // Pinned and idle: the controller keeps looking at the BMC but writes nothing.
+    const settled = await waitForBoot(admin, b, 'settled', (x) => condition(x, 'Pinned')?.reason === 'Armed');
+    const polls = bmc.counters.requests;
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect((await boots(admin).get(b.metadata.name!, ns)).metadata.resourceVersion).toBe(
+      settled.metadata.resourceVersion,
+    );
+    expect(sim.bmc(1).counters.requests).toBeGreaterThan(polls);
 
     await setMaintenanceState(admin, m, 'Completed');
     const done = await waitForBoot(admin, b, 'Completed', inPhase('Completed'));
