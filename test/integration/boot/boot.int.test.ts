@@ -90,6 +90,16 @@ describe('boot controller', () => {
       appliedBoot: { overrideEnabled: 'Continuous', overrideTarget: 'Cd' },
     });
     expect(condition(running, 'Booted')?.status).toBe('True');
+    // Status is applied by the controller's own field manager, under its own identity.
+    expect(running.metadata.managedFields).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          manager: 'metal-maintenance/boot-controller',
+          operation: 'Apply',
+          subresource: 'status',
+        }),
+      ]),
+    );
     const bmc = sim.bmc(1);
     expect(bmc.counters.bootLog.at(-1)).toMatchObject({ device: 'Cd', media: ISO, cause: 'reset' });
     expect(bmc.media[0]).toMatchObject({ image: ISO, inserted: true });
