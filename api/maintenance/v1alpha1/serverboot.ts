@@ -28,7 +28,9 @@ export const ServerBootPhases = [
 export type ServerBootPhase = (typeof ServerBootPhases)[number];
 
 export const ServerBootSpec = Type.Object({
-  serverRef: LocalObjectReference({ rules: [{ rule: 'self == oldSelf', message: 'serverRef is immutable' }] }),
+  serverRef: LocalObjectReference({
+    rules: [{ rule: 'self == oldSelf', message: 'serverRef is immutable' }],
+  }),
   maintenanceRef: Type.Optional(
     LocalObjectReference({
       description:
@@ -36,17 +38,27 @@ export const ServerBootSpec = Type.Object({
       rules: [{ rule: 'self == oldSelf', message: 'maintenanceRef is immutable' }],
     }),
   ),
-  method: StringEnum(BootMethods, { description: 'VirtualMedia, UefiHttp, or Pxe (via a ServerBootConfiguration).' }),
-  image: Type.String({ minLength: 1, description: 'Image URL (ISO, EFI binary/UKI) or, for Pxe, an OCI image reference.' }),
+  method: StringEnum(BootMethods, {
+    description: 'VirtualMedia, UefiHttp, or Pxe (via a ServerBootConfiguration).',
+  }),
+  image: Type.String({
+    minLength: 1,
+    description: 'Image URL (ISO, EFI binary/UKI) or, for Pxe, an OCI image reference.',
+  }),
   bootMode: Type.Optional(StringEnum(['UEFI', 'Legacy'] as const, { default: 'UEFI' })),
   pin: Type.Optional(
     Type.Boolean({
       default: true,
-      description: 'Keep the boot target on the image for every reboot until the boot ends (BMC-initiated reboots included).',
+      description:
+        'Keep the boot target on the image for every reboot until the boot ends (BMC-initiated reboots included).',
     }),
   ),
-  restore: Type.Optional(Type.Boolean({ default: true, description: 'Restore the previous boot settings when the boot ends.' })),
-  phaseTimeout: Type.Optional(Duration({ description: 'Timeout of each phase before the boot fails; unset: 10m.' })),
+  restore: Type.Optional(
+    Type.Boolean({ default: true, description: 'Restore the previous boot settings when the boot ends.' }),
+  ),
+  phaseTimeout: Type.Optional(
+    Duration({ description: 'Timeout of each phase before the boot fails; unset: 10m.' }),
+  ),
 });
 export type ServerBootSpec = Static<typeof ServerBootSpec>;
 
@@ -72,20 +84,30 @@ export const ServerBootStatus = Type.Object({
     BootSettings('Boot override settings (and virtual CD image) saved before the boot, restored after it.'),
   ),
   appliedBoot: Type.Optional(
-    BootSettings('Boot override the controller armed, after vendor aliases and a Continuous-to-Once fallback.'),
+    BootSettings(
+      'Boot override the controller armed, after vendor aliases and a Continuous-to-Once fallback.',
+    ),
   ),
-  powerState: Type.Optional(Type.String({ description: 'PowerState of the system as the controller last observed it.' })),
+  powerState: Type.Optional(
+    Type.String({ description: 'PowerState of the system as the controller last observed it.' }),
+  ),
   rearms: Type.Optional(
-    Type.Integer({ minimum: 0, description: 'Times the pinned override was re-armed after a reboot consumed or cleared it.' }),
+    Type.Integer({
+      minimum: 0,
+      description: 'Times the pinned override was re-armed after a reboot consumed or cleared it.',
+    }),
   ),
   failedPhase: Type.Optional(KnownString(ServerBootPhases, { description: 'Phase the boot failed in.' })),
   notRestored: Type.Optional(
     Type.Array(Type.String(), {
       maxItems: 8,
-      description: 'What the controller changed and has not (yet) undone; absent once everything is restored.',
+      description:
+        'What the controller changed and has not (yet) undone; absent once everything is restored.',
     }),
   ),
-  bootCount: Type.Optional(Type.Integer({ minimum: 0, description: 'Boots into the image observed so far.' })),
+  bootCount: Type.Optional(
+    Type.Integer({ minimum: 0, description: 'Boots into the image observed so far.' }),
+  ),
   message: Type.Optional(Type.String()),
 });
 
