@@ -10,7 +10,7 @@ import type { Manager } from '../../lib/kube/manager.js';
 import type { Informer } from '../../lib/kube/informer.js';
 import type { ResourceClient } from '../../lib/kube/client.js';
 import type { ReconcileResult } from '../../lib/kube/controller.js';
-import { isAlreadyExists, isNotFound } from '../../lib/kube/errors.js';
+import { isAlreadyExists, isConflict, isNotFound } from '../../lib/kube/errors.js';
 import type { PolicyStore } from '../../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../../policies/schema.js';
 import { errorMessage } from '../../lib/errors.js';
@@ -26,10 +26,11 @@ import { BOOT_MAINTENANCE_UID_LABEL } from '../boot/from-maintenance.js';
 import { WriteOverlay } from '../shared/overlay.js';
 import { admissionDenial } from '../shared/denial.js';
 import {
+  addFinalizer,
   applyOwned,
   applyStatusOf,
   patchAnnotations,
-  patchFinalizers,
+  removeFinalizers,
   withTypeMeta,
 } from '../shared/writes.js';
 import {
@@ -267,7 +268,19 @@ export class MaintenanceReconciler {
       options: this.#o,
       backoff: this.#backoff,
     });
-    return this.#execute(serverName, server, plan);
+    try {
+      return await this.#execute(serverName, server, plan);
+    } catch (e) {
+      // A compare-and-swap lost to another writer (the taint against a bind or metal-operator's write, a
+      // finalizer list that moved): nothing is wrong, the next look decides from the newer object.
+      if (!isConflict(e)) throw e;
+      this.#mgr.metrics.statusConflicts.inc({ resource: 'servers' });
+      this.#mgr.logger.debug(
+        { server: serverName, err: errorMessage(e) },
+        'write lost a compare-and-swap; looking again',
+      );
+      return { requeueAfterMs: 100 };
+    }
   }
 
   async #execute(
@@ -276,10 +289,8 @@ export class MaintenanceReconciler {
     plan: ServerPlan,
   ): Promise<ReconcileResult | void> {
     const fm = this.#mgr.status.fieldManager;
-    for (const m of plan.addFinalizer) {
-      const finalizers = [...(m.metadata.finalizers ?? []), MAINTENANCE_FINALIZER];
-      this.#mOverlay.wrote(await patchFinalizers(this.#smClient, m, finalizers, fm));
-    }
+    for (const m of plan.addFinalizer)
+      this.#mOverlay.wrote(await addFinalizer(this.#smClient, m, MAINTENANCE_FINALIZER, fm));
     for (const w of plan.statuses) await this.#writeStatus(w);
     if (server) await this.#writeServer(server, plan);
     for (const { m, refs } of plan.releaseGrants) await this.#release(m, refs);
@@ -318,13 +329,15 @@ export class MaintenanceReconciler {
   }
 
   async #removeFinalizer(stale: ServerMaintenance): Promise<void> {
-    // The status write just before moved its resourceVersion: patch the copy that write returned.
+    // The status write just before moved its resourceVersion: use the copy that write returned.
     const m = this.#mOverlay.fresh(stale) ?? stale;
     // metal-maintenance-operator's finalizer goes too: nobody else removes it once its controller is off.
-    const finalizers = (m.metadata.finalizers ?? []).filter(
-      (f) => f !== MAINTENANCE_FINALIZER && f !== LEGACY_MMO_FINALIZER,
+    await removeFinalizers(
+      this.#smClient,
+      m,
+      [MAINTENANCE_FINALIZER, LEGACY_MMO_FINALIZER],
+      this.#mgr.status.fieldManager,
     );
-    await patchFinalizers(this.#smClient, m, finalizers, this.#mgr.status.fieldManager);
     this.#mOverlay.forget(m.metadata);
   }
 

@@ -1,13 +1,13 @@
 // Writes the lifecycle controllers make, each with the precondition it needs:
 // - status: server-side apply with this binary's field manager, pinned to the object's uid, so a
 //   status decided for one object never lands on a recreated one of the same name;
-// - finalizers: merge patch with the resourceVersion as an optimistic lock, so a concurrent change
-//   to the list is never overwritten;
+// - finalizers: added by server-side apply (a set: our entry only), removed by a JSON patch that tests
+//   the list first, so a concurrent change to it is never overwritten;
 // - spec fields we own (a taint): server-side apply, optionally with the resourceVersion as a
 //   precondition when the write must be a compare-and-swap.
 import type { KubeObject } from '../../api/schema/meta.js';
 import type { ResourceClient } from '../../lib/kube/client.js';
-import { isNotFound } from '../../lib/kube/errors.js';
+import { isInvalid, isNotFound } from '../../lib/kube/errors.js';
 import { apiVersionOf } from '../../lib/kube/resources.js';
 
 function identity(obj: KubeObject, extra: Record<string, unknown> = {}) {
@@ -65,21 +65,58 @@ export async function applyOwned<T extends KubeObject>(
   }
 }
 
-/** Sets the finalizer list with the resourceVersion as an optimistic lock (409 when it moved). */
-export async function patchFinalizers<T extends KubeObject>(
+/**
+ * Adds a finalizer with server-side apply: metadata.finalizers is a set, so our entry is merged in
+ * without touching anybody else's and without a resourceVersion lock that status writes would break.
+ */
+export async function addFinalizer<T extends KubeObject>(
   resource: ResourceClient<T>,
   obj: KubeObject,
-  finalizers: string[],
+  finalizer: string,
   fieldManager: string,
 ): Promise<T | undefined> {
+  const body = {
+    apiVersion: apiVersionOf(resource.type),
+    kind: resource.type.kind,
+    metadata: identity(obj, { finalizers: [finalizer] }),
+  } as unknown as T;
   try {
-    return await resource.patch(
-      obj.metadata.name ?? '',
-      { metadata: { resourceVersion: obj.metadata.resourceVersion, uid: obj.metadata.uid, finalizers } },
-      { namespace: obj.metadata.namespace, type: 'merge', fieldManager },
-    );
+    return await resource.apply(body, { fieldManager, force: true });
   } catch (e) {
     if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+/**
+ * Removes finalizers with a JSON patch that first tests the list is what we read: a concurrent change to
+ * the list fails the patch (and the reconcile retries), while status writes do not get in the way.
+ */
+export async function removeFinalizers<T extends KubeObject>(
+  resource: ResourceClient<T>,
+  obj: KubeObject,
+  remove: readonly string[],
+  fieldManager: string,
+): Promise<T | undefined> {
+  const current = obj.metadata.finalizers ?? [];
+  const next = current.filter((f) => !remove.includes(f));
+  if (next.length === current.length) return undefined;
+  const patch = [
+    { op: 'test', path: '/metadata/uid', value: obj.metadata.uid },
+    { op: 'test', path: '/metadata/finalizers', value: current },
+    { op: 'replace', path: '/metadata/finalizers', value: next },
+  ];
+  try {
+    return await resource.patch(obj.metadata.name ?? '', patch, {
+      namespace: obj.metadata.namespace,
+      type: 'json',
+      fieldManager,
+    });
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    // A failed test (the list or the uid moved) is a 422: the update event of that change brings the
+    // caller back with the new list.
+    if (isInvalid(e)) return undefined;
     throw e;
   }
 }
