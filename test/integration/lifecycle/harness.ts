@@ -1,0 +1,435 @@
+// The lifecycle suite's world: the real admission webhook, the three lifecycle controllers as their own
+// processes under their own ServiceAccounts (RBAC from manifests/<name>/rbac.yaml), the fleet
+// simulator (e2e/sim/fleet) for what metal-operator does (park/unpark, and the actor that finishes a
+// maintenance by deleting it), a short test policy, and a recorder of every ServerMaintenance state
+// the watch shows, for invariants.
+//
+//   const lc = await startLifecycle({ policy: { grants: { ttl: '10s' } } });
+//   const f = await lc.fleet('case1', { servers: 3, claims: 'consumer' });
+//   ...
+//   await lc.stop();
+import { stringify } from 'yaml';
+import type { Server } from '../../../api/metal/v1alpha1/server.js';
+import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
+import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
+import type { ServerDisruptionBudget } from '../../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
+import type { KubeObject } from '../../../api/schema/meta.js';
+import { KubeClient, type ResourceClient } from '../../../lib/kube/client.js';
+import { Informer } from '../../../lib/kube/informer.js';
+import { Core, objectKey } from '../../../lib/kube/resources.js';
+import { isNotFound } from '../../../lib/kube/errors.js';
+import { POLICY_CONFIGMAP } from '../../../policies/schema.js';
+import {
+  adminClient,
+  freshNamespace,
+  uniqueName,
+  waitFor,
+  type WaitOptions,
+} from '../../../e2e/harness/env.js';
+import { kubeconfigForBinary, spawnBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
+import { defaultPolicyData, startWebhook, type WebhookHandle } from '../../../e2e/harness/webhook.js';
+import { FleetSimulator } from '../../../e2e/sim/fleet/simulator.js';
+import { CLAIM_FINALIZER, HOLD_ANNOTATION } from '../../../e2e/sim/fleet/decisions.js';
+import { FLEET_LABEL, TENANT_LABEL } from '../../../e2e/sim/fleet/fleet.js';
+import {
+  ServerClaimDisruptionBudgetResource,
+  ServerClaimResource,
+  ServerDisruptionBudgetResource,
+  ServerMaintenanceResource,
+  ServerResource,
+} from '../../../controllers/shared/kinds.js';
+
+export type ControllerName = 'maintenance-controller' | 'approval-controller' | 'budget-controller';
+export const CONTROLLERS: readonly ControllerName[] = [
+  'maintenance-controller',
+  'approval-controller',
+  'budget-controller',
+];
+const ENTRY: Record<ControllerName, string> = {
+  'maintenance-controller': 'controllers/maintenance/main.ts',
+  'approval-controller': 'controllers/approval/main.ts',
+  'budget-controller': 'controllers/budget/main.ts',
+};
+
+/** Claims carrying this label have a consumer (policy autoApproval.consumerLabels). */
+export const CONSUMER_LABEL = 'lifecycle.metal.ironcore.dev/consumer';
+/** Every object of one test case carries its case label, for budgets that select exactly it. */
+export const CASE_LABEL = 'lifecycle.metal.ironcore.dev/case';
+
+/** The suite's policy: short, so deadlines, TTLs and timeouts happen within a test. */
+export const TEST_POLICY = {
+  apiVersion: 'policy.maintenance.metal.ironcore.dev/v1alpha1',
+  kind: 'MaintenancePolicy',
+  classes: {
+    Planned: { approvalRequired: true, deadline: '1h', minNotice: '0s', requireWindow: false },
+    Urgent: { approvalRequired: true, deadline: '1h', minNotice: '0s', requireWindow: false },
+    Emergency: { approvalRequired: false, deadline: '1h', minNotice: '0s', requireWindow: false },
+  },
+  autoApproval: {
+    consumerLabels: [CONSUMER_LABEL],
+    rules: [
+      { name: 'no-consumer', when: 'NoConsumer', after: '3s', classes: ['Planned', 'Urgent', 'Emergency'] },
+    ],
+  },
+  windows: [] as unknown[],
+  grants: { ttl: '15s', ledgerCap: 2000 },
+  legacyLabels: { mode: 'translate' },
+  timeouts: { approval: '10m', park: '30s', inMaintenance: '10m', bootPhase: '30s' },
+};
+export type TestPolicy = typeof TEST_POLICY;
+
+export interface LifecycleOptions {
+  policy?: Partial<TestPolicy>;
+  /** Extra flags per controller (e.g. --park-mode=off). */
+  flags?: Partial<Record<ControllerName, string[]>>;
+  /** The simulated actor's default hold once a maintenance is Ready; undefined: no actor. */
+  actorHoldMs?: number;
+}
+
+export interface Fleet {
+  name: string;
+  servers: string[];
+  /** claims[i] is bound to servers[i] (when the case has claims). */
+  claims: { namespace: string; name: string }[];
+  tenant: string;
+}
+
+export interface FleetOptions {
+  servers: number;
+  /** Bind a claim to every server: with a consumer label, without one, or none at all. */
+  claims?: 'consumer' | 'no-consumer' | 'none';
+  approvalMode?: 'Manual' | 'Automatic';
+  serverLabels?: Record<string, string>;
+}
+
+export interface StateRecord {
+  at: number;
+  uid: string;
+  name: string;
+  server: string;
+  state: string;
+  deleted: boolean;
+}
+
+export interface Lifecycle {
+  admin: KubeClient;
+  webhook: WebhookHandle;
+  sim: FleetSimulator;
+  /** The simulator's fleet label value: every server and claim of this suite carries it. */
+  fleetName: string;
+  /** Namespace for this suite's ServerMaintenances. */
+  ns: string;
+  controllers: Record<ControllerName, RunningBinary>;
+  /** Every ServerMaintenance state the watch showed in `ns`, in order. */
+  history: StateRecord[];
+  servers: ResourceClient<Server>;
+  claims: ResourceClient<ServerClaim>;
+  maintenances: ResourceClient<ServerMaintenance>;
+  sdbs: ResourceClient<ServerDisruptionBudget>;
+  fleet(caseName: string, options: FleetOptions): Promise<Fleet>;
+  maintenance(
+    name: string,
+    server: string,
+    spec?: Partial<ServerMaintenance['spec']>,
+    annotations?: Record<string, string>,
+  ): Promise<ServerMaintenance>;
+  setPolicy(policy: Partial<TestPolicy>): Promise<void>;
+  kill(name: ControllerName, signal?: NodeJS.Signals): Promise<void>;
+  start(name: ControllerName): Promise<RunningBinary>;
+  stop(): Promise<void>;
+}
+
+function policyData(policy: Partial<TestPolicy>): Record<string, string> {
+  return { [POLICY_CONFIGMAP.key]: stringify({ ...TEST_POLICY, ...policy }) };
+}
+
+async function writePolicy(admin: KubeClient, data: Record<string, string>): Promise<void> {
+  await admin
+    .resource<KubeObject & { data?: Record<string, string> }>(Core.ConfigMap)
+    .patch(POLICY_CONFIGMAP.name, { data }, { namespace: POLICY_CONFIGMAP.namespace });
+}
+
+/** Waits until a controller process holds its Lease and runs its controllers. */
+async function started(bin: RunningBinary, name: ControllerName): Promise<void> {
+  await bin.waitForLog((l) => l.msg === `${name} started`, 60_000);
+  await bin.waitForLog((l) => l.msg === 'controller started', 60_000);
+}
+
+export async function startLifecycle(options: LifecycleOptions = {}): Promise<Lifecycle> {
+  const admin = await adminClient();
+  const fleetName = uniqueName('lc');
+  const ns = await freshNamespace(admin, 'lc-ops');
+  const webhook = await startWebhook(admin, { replicas: 1 });
+  await writePolicy(admin, policyData(options.policy ?? {}));
+  const kubeconfigs = Object.fromEntries(
+    await Promise.all(
+      CONTROLLERS.map(async (c) => [c, (await kubeconfigForBinary(admin, c)).kubeconfig] as const),
+    ),
+  ) as Record<ControllerName, string>;
+  const spawn = (name: ControllerName) =>
+    spawnBinary(name, ENTRY[name], [
+      `--kubeconfig=${kubeconfigs[name]}`,
+      '--ops-host=127.0.0.1',
+      '--ops-port=0',
+      // Short Leases: a successor takes over seconds after a kill -9.
+      '--lease-duration=3',
+      '--renew-deadline=2',
+      '--retry-period=0.5',
+      ...(options.flags?.[name] ?? []),
+    ]);
+  const controllers = Object.fromEntries(CONTROLLERS.map((c) => [c, spawn(c)])) as Record<
+    ControllerName,
+    RunningBinary
+  >;
+  await Promise.all(CONTROLLERS.map((c) => started(controllers[c], c)));
+
+  const simKubeconfig = (await kubeconfigForBinary(admin, 'fleet-simulator', 'e2e/sim/fleet/rbac.yaml'))
+    .kubeconfig;
+  const sim = new FleetSimulator({
+    client: await KubeClient.fromFile(simKubeconfig),
+    labelSelector: `${FLEET_LABEL}=${fleetName}`,
+    timings: { discoveryMs: 100, powerMs: 100 },
+    ...(options.actorHoldMs !== undefined ? { actor: { holdMs: options.actorHoldMs, namespace: ns } } : {}),
+  });
+  await sim.start();
+
+  const history: StateRecord[] = [];
+  const watch = new Informer<ServerMaintenance>(
+    admin.resource<ServerMaintenance>(ServerMaintenanceResource),
+    { namespace: ns },
+  );
+  const record = (m: ServerMaintenance, deleted: boolean) =>
+    history.push({
+      at: Date.now(),
+      uid: m.metadata.uid ?? '',
+      name: m.metadata.name ?? '',
+      server: m.spec.serverRef.name,
+      state: m.status?.state ?? 'Pending',
+      deleted,
+    });
+  watch.on({
+    add: (m) => record(m, false),
+    update: (_o, m) => record(m, false),
+    delete: (m) => record(m, true),
+  });
+  watch.start();
+  await watch.waitForSync();
+
+  const servers = admin.resource<Server>(ServerResource);
+  const claims = admin.resource<ServerClaim>(ServerClaimResource);
+  const maintenances = admin.resource<ServerMaintenance>(ServerMaintenanceResource);
+  const sdbs = admin.resource<ServerDisruptionBudget>(ServerDisruptionBudgetResource);
+
+  const lc: Lifecycle = {
+    admin,
+    webhook,
+    sim,
+    fleetName,
+    ns,
+    controllers,
+    history,
+    servers,
+    claims,
+    maintenances,
+    sdbs,
+    fleet: (caseName, o) => seed(lc, caseName, o),
+    maintenance: (name, server, spec = {}, annotations) =>
+      maintenances.create({
+        metadata: { name, namespace: ns, ...(annotations ? { annotations } : {}) },
+        spec: { serverRef: { name: server }, ...spec },
+      }),
+    setPolicy: (policy) => writePolicy(admin, policyData(policy)),
+    async kill(name, signal = 'SIGKILL') {
+      controllers[name].proc.kill(signal);
+      await controllers[name].exited;
+    },
+    async start(name) {
+      controllers[name] = spawn(name);
+      await started(controllers[name], name);
+      return controllers[name];
+    },
+    async stop() {
+      await watch.stop();
+      await sim.stop().catch(() => undefined);
+      await Promise.all(CONTROLLERS.map((c) => controllers[c].stop('SIGTERM', 15_000)));
+      await webhook.stop();
+      await writePolicy(admin, defaultPolicyData()).catch(() => undefined);
+      await admin.close();
+    },
+  };
+  return lc;
+}
+
+/** Servers (Available, or Reserved and bound) and claims of one case, as metal-operator leaves them. */
+async function seed(lc: Lifecycle, caseName: string, o: FleetOptions): Promise<Fleet> {
+  const { admin, fleetName } = lc;
+  const tenant = await freshNamespace(admin, `lc-${caseName}`);
+  const id = uniqueName(caseName);
+  const names = Array.from({ length: o.servers }, (_, i) => `${id}-s${i}`);
+  const withClaims = (o.claims ?? 'none') !== 'none';
+  const claims = withClaims ? names.map((_, i) => ({ namespace: tenant, name: `${id}-c${i}` })) : [];
+  const labels = { [FLEET_LABEL]: fleetName, [CASE_LABEL]: id };
+  await Promise.all(
+    names.map(async (name, i) => {
+      const claim = claims[i];
+      await lc.servers.create({
+        metadata: { name, labels: { ...labels, ...o.serverLabels } },
+        spec: { systemUUID: name, ...(claim ? { serverClaimRef: claim } : {}) },
+      });
+      await lc.servers.patch(
+        name,
+        {
+          status: claim ? { state: 'Reserved', powerState: 'On' } : { state: 'Available', powerState: 'Off' },
+        },
+        { subresource: 'status' },
+      );
+      if (!claim) return;
+      await lc.claims.create({
+        metadata: {
+          name: claim.name,
+          namespace: tenant,
+          finalizers: [CLAIM_FINALIZER],
+          labels: {
+            ...labels,
+            [TENANT_LABEL]: tenant,
+            ...(o.claims === 'consumer' ? { [CONSUMER_LABEL]: 'node' } : {}),
+          },
+        },
+        spec: {
+          power: 'On',
+          image: 'ghcr.io/ironcore-dev/os-images/gardenlinux:1877.0',
+          serverRef: { name },
+          ...(o.approvalMode ? { maintenance: { approvalMode: o.approvalMode } } : {}),
+        },
+      });
+      await lc.claims.patch(
+        claim.name,
+        { status: { phase: 'Bound' } },
+        { namespace: tenant, subresource: 'status' },
+      );
+    }),
+  );
+  return { name: id, servers: names, claims, tenant };
+}
+
+// ---------------------------------------------------------------- reading and waiting
+
+export const stateOf = (m: ServerMaintenance | undefined) => m?.status?.state ?? 'Pending';
+export const conditionOf = (m: ServerMaintenance | undefined, type: string) =>
+  m?.status?.conditions?.find((c) => c.type === type);
+
+export async function getMaintenance(lc: Lifecycle, name: string): Promise<ServerMaintenance | undefined> {
+  return lc.maintenances.find(name, lc.ns);
+}
+
+/** Waits until the maintenance satisfies `pred`; returns it. */
+export function waitForMaintenance(
+  lc: Lifecycle,
+  name: string,
+  what: string,
+  pred: (m: ServerMaintenance) => boolean,
+  options: WaitOptions = {},
+): Promise<ServerMaintenance> {
+  return waitFor(
+    `${name}: ${what}`,
+    async () => {
+      const m = await getMaintenance(lc, name);
+      return m && pred(m) ? m : undefined;
+    },
+    { timeoutMs: 30_000, intervalMs: 200, ...options },
+  );
+}
+
+export function waitForState(lc: Lifecycle, name: string, state: string, options: WaitOptions = {}) {
+  return waitForMaintenance(lc, name, `state ${state}`, (m) => stateOf(m) === state, options);
+}
+
+export async function waitForGone(lc: Lifecycle, name: string, options: WaitOptions = {}): Promise<void> {
+  await waitFor(`${name} deleted`, async () => !(await getMaintenance(lc, name)), {
+    timeoutMs: 60_000,
+    intervalMs: 200,
+    ...options,
+  });
+}
+
+/** Deletes a maintenance ("done") if it still exists. */
+export async function finish(lc: Lifecycle, name: string): Promise<void> {
+  try {
+    await lc.maintenances.delete(name, { namespace: lc.ns });
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+}
+
+/** The servers that had more than one maintenance InMaintenance at once, from the watch history. */
+export function overlaps(history: readonly StateRecord[]): string[] {
+  const holding = new Map<string, Set<string>>();
+  const bad = new Set<string>();
+  for (const r of history) {
+    const set = holding.get(r.server) ?? new Set<string>();
+    holding.set(r.server, set);
+    if (r.state === 'InMaintenance' && !r.deleted) set.add(r.uid);
+    else set.delete(r.uid);
+    if (set.size > 1) bad.add(r.server);
+  }
+  return [...bad];
+}
+
+/** The most maintenances InMaintenance at once among `servers`, from the watch history. */
+export function peakInMaintenance(history: readonly StateRecord[], servers?: ReadonlySet<string>): number {
+  const inside = new Set<string>();
+  let peak = 0;
+  for (const r of history) {
+    if (servers && !servers.has(r.server)) continue;
+    if (r.state === 'InMaintenance' && !r.deleted) inside.add(r.uid);
+    else inside.delete(r.uid);
+    peak = Math.max(peak, inside.size);
+  }
+  return peak;
+}
+
+/** Order in which maintenances first reached InMaintenance (names). */
+export function startOrder(history: readonly StateRecord[], names?: ReadonlySet<string>): string[] {
+  const seen: string[] = [];
+  for (const r of history)
+    if (r.state === 'InMaintenance' && !seen.includes(r.name) && (!names || names.has(r.name)))
+      seen.push(r.name);
+  return seen;
+}
+
+/** Events about one object in a namespace (events.k8s.io), by reason. */
+export async function eventsFor(
+  admin: KubeClient,
+  namespace: string,
+  name: string,
+): Promise<{ reason: string; type: string; note?: string }[]> {
+  type Ev = KubeObject & { reason: string; type: string; note?: string; regarding: { name?: string } };
+  const list = await admin.resource<Ev>(Core.Event).list({ namespace });
+  return list.items.filter((e) => e.regarding.name === name);
+}
+
+/** A fleet budget over exactly one case's servers. */
+export async function caseBudget(
+  lc: Lifecycle,
+  fleet: Fleet,
+  maxUnavailable: number | string,
+): Promise<ServerDisruptionBudget> {
+  const budget = await lc.sdbs.create({
+    metadata: { name: `${fleet.name}-budget` },
+    spec: { serverSelector: { matchLabels: { [CASE_LABEL]: fleet.name } }, maxUnavailable },
+  });
+  // The webhook refuses a budget whose status predates its spec: wait for the budget controller.
+  return waitFor(
+    `budget ${budget.metadata.name ?? ''} observed`,
+    async () => {
+      const b = await lc.sdbs.get(budget.metadata.name ?? '');
+      return (b.status?.observedGeneration ?? 0) >= (b.metadata.generation ?? 1) ? b : undefined;
+    },
+    { timeoutMs: 20_000 },
+  );
+}
+
+export const claimKey = (c: { namespace: string; name: string }) => objectKey(c);
+export const ledgerHas = (b: ServerDisruptionBudget | undefined, uid: string) =>
+  (b?.status?.grants ?? []).some((g) => g.maintenanceUID === uid);
+export { HOLD_ANNOTATION, ServerClaimDisruptionBudgetResource };
