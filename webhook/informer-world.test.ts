@@ -16,7 +16,7 @@ import { MemorySource } from './cache-source.js';
 import { InformerWorld, WORLD_INDEXERS, type WorldSources } from './informer-world.js';
 import { MemoryWorld } from './memory-world.js';
 import { loadWorld } from './testdata/load.js';
-import type { WorldView } from './world.js';
+import type { BudgetCensus, WorldView } from './world.js';
 
 // ------------------------------------------------------------------ the universe of names
 
@@ -245,10 +245,11 @@ function reference(sources: Sources): MemoryWorld {
 }
 
 const keys = (objs: readonly KubeObject[]) => objs.map((o) => objectKey(o.metadata)).sort();
-const census = (c: { expected: number; unavailable: readonly string[] }) => ({
-  expected: c.expected,
-  unavailable: [...c.unavailable].sort(),
-});
+const census = (c: BudgetCensus) => {
+  // A set, when given, must hold exactly the listed names.
+  if (c.unavailableSet) expect([...c.unavailableSet].sort()).toEqual([...new Set(c.unavailable)].sort());
+  return { expected: c.expected, unavailable: [...c.unavailable].sort() };
+};
 
 /** Every question a rule can ask, over the whole universe of names (and some unknown ones). */
 function answers(w: WorldView): unknown {

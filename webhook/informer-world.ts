@@ -179,14 +179,23 @@ export class InformerWorld implements WorldView {
   serverBudgetCensus(budget: string, domain: string): BudgetCensus {
     const d = this.#budgetDomains.get(budget)?.get(domain);
     if (!d) return EMPTY_CENSUS;
-    d.census ??= { expected: d.members.size, unavailable: [...d.unavailable] };
+    // A snapshot (grants run across awaits; the live set may change meanwhile), rebuilt after a change.
+    d.census ??= {
+      expected: d.members.size,
+      unavailable: [...d.unavailable],
+      unavailableSet: new Set(d.unavailable),
+    };
     return d.census;
   }
 
   claimBudgetCensus(namespace: string, budget: string): BudgetCensus {
     const st = this.#claimBudgetStates.get(objectKey({ namespace, name: budget }));
     if (!st) return EMPTY_CENSUS;
-    st.census ??= { expected: st.withServer.size, unavailable: [...st.unavailable.values()] };
+    st.census ??= {
+      expected: st.withServer.size,
+      unavailable: [...st.unavailable.values()],
+      unavailableSet: new Set(st.unavailable.values()),
+    };
     return st.census;
   }
 

@@ -16,6 +16,11 @@ export interface BudgetCensus {
   expected: number;
   /** Names of selected servers that are unavailable already (see serverUnavailableReason). */
   unavailable: readonly string[];
+  /**
+   * The same names as a set, when the WorldView keeps one: checkRoom then needs no per-request set of
+   * a census that, for a fleet-wide budget, can list hundreds of servers.
+   */
+  unavailableSet?: ReadonlySet<string>;
 }
 
 export interface WorldView {

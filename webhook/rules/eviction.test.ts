@@ -5,6 +5,7 @@ import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermai
 import { DEFAULT_POLICY, type Policy } from '../../policies/schema.js';
 import { Codes } from '../codes.js';
 import type { BudgetReservation } from '../grants.js';
+import type { BudgetCensus } from '../world.js';
 import { clone, ruleInput } from '../testdata/helpers.js';
 import {
   find,
@@ -439,7 +440,7 @@ describe('room (PodDisruptionBudget arithmetic)', () => {
   const room = (
     b: ServerDisruptionBudget,
     over: Partial<RoomInput> = {},
-    census = { expected: 10, unavailable: [] as string[] },
+    census: BudgetCensus = { expected: 10, unavailable: [] as string[] },
     domain = '',
   ) =>
     checkRoom({
@@ -499,6 +500,28 @@ describe('room (PodDisruptionBudget arithmetic)', () => {
     );
     expect(room(b, {}, { expected: 5, unavailable: [] }, 'r3')).toMatchObject({ kind: 'fits', inUse: 0 });
     expect(room(b, {}, { expected: 5, unavailable: [] }, 'r1').kind).toBe('denied');
+  });
+
+  it('answers the same from a census that carries its set as from the list alone (property)', () => {
+    const servers = ['s1', 's2', 's3', 's4', 's-new'];
+    fc.assert(
+      fc.property(
+        fc.array(fc.record({ server: fc.constantFrom(...servers), domain: fc.constantFrom('', 'r1') }), {
+          maxLength: 6,
+        }),
+        fc.subarray(servers),
+        fc.integer({ min: 0, max: 6 }),
+        (entries, unavailable, max) => {
+          const b = budget(
+            entries.map((e, i) => ({ uid: `u${i}`, ...e })),
+            { maxUnavailable: max },
+          );
+          const listed = room(b, {}, { expected: 10, unavailable });
+          const withSet = room(b, {}, { expected: 10, unavailable, unavailableSet: new Set(unavailable) });
+          expect(withSet).toEqual(listed);
+        },
+      ),
+    );
   });
 
   it('is idempotent for a maintenance already in the ledger', () => {

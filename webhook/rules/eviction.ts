@@ -120,11 +120,14 @@ export function checkRoom(input: RoomInput): RoomCheck {
   const blocked = budgetBlocked(input, what);
   if (blocked) return blocked;
   const { census, domain } = reservation;
-  const counted = new Set<string>(census.unavailable);
-  for (const g of grants) if ((g.domain ?? '') === domain) counted.add(g.server);
+  // Counted once each: unavailable for other reasons ∪ granted in this domain.
+  const unavailable = census.unavailableSet ?? new Set<string>(census.unavailable);
+  const granted = new Set<string>();
+  for (const g of grants)
+    if ((g.domain ?? '') === domain && !unavailable.has(g.server)) granted.add(g.server);
   const allowed = maxAllowedUnavailable(budget.spec.maxUnavailable, census.expected);
-  const inUse = counted.size;
-  const alreadyUnavailable = counted.has(server);
+  const inUse = unavailable.size + granted.size;
+  const alreadyUnavailable = unavailable.has(server) || granted.has(server);
   if (alreadyUnavailable || inUse + 1 <= allowed) {
     return { kind: 'fits', allowed, inUse, expected: census.expected, alreadyUnavailable };
   }
