@@ -1,0 +1,121 @@
+// Behaviours 5 and 6: maintenances of one server run in priority order and never two at once, even
+// when created at the same instant (upstream #775); with a budget of 3 and two servers already
+// unavailable for other reasons, exactly one new maintenance starts and the rest wait with reason
+// BudgetExhausted.
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { waitFor } from '../../../e2e/harness/env.js';
+import {
+  HOLD_ANNOTATION,
+  caseBudget,
+  conditionOf,
+  finish,
+  getMaintenance,
+  overlaps,
+  startLifecycle,
+  startOrder,
+  stateOf,
+  waitForGone,
+  waitForState,
+  type Lifecycle,
+} from './harness.js';
+
+const forever = { [HOLD_ANNOTATION]: 'forever' };
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+let lc: Lifecycle;
+beforeAll(async () => {
+  lc = await startLifecycle({ actorHoldMs: 800 });
+}, 120_000);
+afterAll(async () => {
+  await lc?.stop();
+}, 60_000);
+
+describe('the queue of one server', () => {
+  it('runs higher priority first, then the more urgent class', async () => {
+    const f = await lc.fleet('prio', { servers: 1 });
+    const server = f.servers[0]!;
+    await lc.maintenance('prio-first', server, {}, forever);
+    await waitForState(lc, 'prio-first', 'InMaintenance');
+    await Promise.all([
+      lc.maintenance('prio-low', server, { priority: 0, class: 'Planned' }),
+      lc.maintenance('prio-high', server, { priority: 10 }),
+      lc.maintenance('prio-mid', server, { priority: 5 }),
+      lc.maintenance('prio-low-urgent', server, { priority: 0, class: 'Urgent' }),
+    ]);
+    await waitFor('queue positions', async () => {
+      const pos = await Promise.all(
+        ['prio-high', 'prio-mid', 'prio-low-urgent', 'prio-low'].map(
+          async (n) => (await getMaintenance(lc, n))?.status?.queuePosition,
+        ),
+      );
+      return JSON.stringify(pos) === JSON.stringify([1, 2, 3, 4]);
+    });
+    const waiting = await getMaintenance(lc, 'prio-high');
+    expect(conditionOf(waiting, 'Admitted')).toMatchObject({ status: 'False', reason: 'ServerBusy' });
+    const s = await lc.servers.get(server);
+    expect(s.status?.maintenance).toMatchObject({ state: 'InMaintenance', pending: 4 });
+
+    await finish(lc, 'prio-first');
+    // The simulated actor finishes each 0.8 s after it is Ready.
+    for (const n of ['prio-high', 'prio-mid', 'prio-low-urgent', 'prio-low']) await waitForGone(lc, n);
+    const names = new Set(['prio-high', 'prio-mid', 'prio-low-urgent', 'prio-low']);
+    expect(startOrder(lc.history, names)).toEqual(['prio-high', 'prio-mid', 'prio-low-urgent', 'prio-low']);
+    expect(overlaps(lc.history)).toEqual([]);
+  }, 90_000);
+
+  it('never has two maintenances InMaintenance on one server, even when created at the same instant', async () => {
+    const f = await lc.fleet('burst', { servers: 2 });
+    const names = Array.from({ length: 8 }, (_, i) => `burst-${i}`);
+    await Promise.all(names.map((n, i) => lc.maintenance(n, f.servers[i % 2]!)));
+    for (const n of names) await waitForGone(lc, n, { timeoutMs: 90_000 });
+    const ran = startOrder(lc.history, new Set(names));
+    expect(ran.sort()).toEqual([...names].sort());
+    expect(overlaps(lc.history)).toEqual([]);
+  }, 120_000);
+});
+
+describe('budgets count every kind of unavailability', () => {
+  it('with K=3 and two servers already unavailable, starts exactly one and holds the rest with BudgetExhausted', async () => {
+    const f = await lc.fleet('budget', { servers: 6 });
+    const [broken, cordoned, ...free] = f.servers as [string, string, ...string[]];
+    await lc.servers.patch(broken, { status: { state: 'Error' } }, { subresource: 'status' });
+    await lc.servers.patch(cordoned, { spec: { unclaimable: true } });
+    const budget = await caseBudget(lc, f, 3);
+    await waitFor('budget counts the two unavailable servers', async () => {
+      const b = await lc.sdbs.get(budget.metadata.name!);
+      return b.status?.unavailable === 2 && b.status.disruptionsAllowed === 1 && b.status.expected === 6;
+    });
+    const names = free.map((_, i) => `budget-${i}`);
+    await Promise.all(names.map((n, i) => lc.maintenance(n, free[i]!, {}, forever)));
+    await waitFor('one started, the rest denied', async () => {
+      const ms = await Promise.all(names.map((n) => getMaintenance(lc, n)));
+      const running = ms.filter((m) => stateOf(m) === 'InMaintenance').length;
+      const exhausted = ms.filter((m) => conditionOf(m, 'Admitted')?.reason === 'BudgetExhausted').length;
+      return running === 1 && exhausted === names.length - 1;
+    });
+    // It stays that way: the waiting ones retry on their hint and on budget changes, and are refused.
+    await sleep(5000);
+    const ms = await Promise.all(names.map((n) => getMaintenance(lc, n)));
+    expect(ms.filter((m) => stateOf(m) === 'InMaintenance')).toHaveLength(1);
+    for (const m of ms.filter((x) => stateOf(x) !== 'InMaintenance')) {
+      expect(stateOf(m)).toBe('Approved');
+      expect(conditionOf(m, 'Admitted')).toMatchObject({ status: 'False', reason: 'BudgetExhausted' });
+      expect(conditionOf(m, 'Admitted')?.message).toContain('3 unavailable, 3 allowed');
+    }
+    const b = await lc.sdbs.get(budget.metadata.name!);
+    expect(b.status).toMatchObject({ expected: 6, unavailable: 3, disruptionsAllowed: 0 });
+    expect(b.status?.grants).toHaveLength(1);
+
+    // Room comes back when the running one is done: the next one starts.
+    const first = ms.find((m) => stateOf(m) === 'InMaintenance')!.metadata.name!;
+    await finish(lc, first);
+    await waitForGone(lc, first);
+    const second = await waitFor('the next one starts', async () => {
+      const now = await Promise.all(names.filter((n) => n !== first).map((n) => getMaintenance(lc, n)));
+      return now.find((m) => stateOf(m) === 'InMaintenance');
+    });
+    expect(second.metadata.name).not.toBe(first);
+    for (const n of names) await finish(lc, n);
+    for (const n of names) await waitForGone(lc, n);
+  }, 90_000);
+});
