@@ -1,0 +1,736 @@
+// Benchmark: the admission webhook against the limit of its transport.
+//
+//   npm run bench:webhook [-- --duration 5 --connections 16 --concurrency 32 --rate 1000]
+//
+// Two HTTPS servers with the same certificate in this process: the webhook (createWebhookServer over an
+// InformerWorld holding 10,000 Servers and 10,000 ServerClaims, a MemoryBudgetStore, the default policy,
+// an info-level logger) and a bare fastify endpoint answering a fixed "allowed" AdmissionReview (the
+// limit: TLS, HTTP and JSON parsing, no decision). A load generator (undici, in a worker thread) sends
+// realistic AdmissionReviews in equal shares: placement allow (bind a claim to a free Server), placement
+// deny (bind to a cordoned Server), eviction dry-run (a ServerMaintenance status write to InMaintenance
+// under a fleet, a per-rack and a tenant budget). Measured:
+//   throughput  closed loop, `--concurrency` requests in flight, rounds alternating webhook and limit
+//   latency     open loop at `--rate` req/s (from the scheduled send time: no coordinated omission)
+//   decisions   in process, JSON body → parse → review() per request, 100 vs 10,000 Servers and claims
+// The last line printed is one JSON object: throughput_ratio, p99_ms, scale_ratio and the raw figures.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
+import { isMainThread, parentPort, Worker } from 'node:worker_threads';
+import { Command } from 'commander';
+import { fastify } from 'fastify';
+import { pino } from 'pino';
+import { Agent, request } from 'undici';
+import type { BMC } from '../api/metal/v1alpha1/bmc.js';
+import type { Server } from '../api/metal/v1alpha1/server.js';
+import type { ServerClaim } from '../api/metal/v1alpha1/serverclaim.js';
+import type { ServerMaintenance } from '../api/maintenance/v1alpha1/servermaintenance.js';
+import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
+import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
+import { makeServingCertificate } from '../e2e/harness/webhook.js';
+import { PolicyStore } from '../lib/policy/store.js';
+import { DEFAULT_POLICY } from '../policies/schema.js';
+import { parseAdmissionReview } from '../webhook/admission.js';
+import { MemorySource } from '../webhook/cache-source.js';
+import { createGrantor } from '../webhook/grants.js';
+import { InformerWorld, WORLD_INDEXERS } from '../webhook/informer-world.js';
+import { MemoryBudgetStore } from '../webhook/memory-budget-store.js';
+import { review, type ReviewType } from '../webhook/review.js';
+import { createWebhookServer } from '../webhook/server.js';
+
+// ------------------------------------------------------------------ load generator (worker thread)
+
+interface LoadJob {
+  url: string;
+  ca: string;
+  connections: number;
+  requests: { path: string; body: string }[];
+  durationMs: number;
+  /** Closed loop with this many in flight, or open loop at `rate` req/s. */
+  concurrency?: number;
+  rate?: number;
+}
+
+interface LoadResult {
+  completed: number;
+  errors: number;
+  elapsedMs: number;
+  latencies: Float64Array;
+}
+
+async function generateLoad(job: LoadJob): Promise<LoadResult> {
+  const agent = new Agent({
+    connect: { ca: job.ca },
+    connections: job.connections,
+    keepAliveTimeout: 30_000,
+  });
+  const latencies: number[] = [];
+  let completed = 0;
+  let errors = 0;
+  let next = 0;
+  const send = async (scheduledAt: number) => {
+    const r = job.requests[next++ % job.requests.length]!;
+    try {
+      const res = await request(`${job.url}${r.path}`, {
+        method: 'POST',
+        dispatcher: agent,
+        headers: { 'content-type': 'application/json' },
+        body: r.body,
+      });
+      await res.body.text();
+      if (res.statusCode !== 200) errors++;
+      else {
+        completed++;
+        latencies.push(performance.now() - scheduledAt);
+      }
+    } catch {
+      errors++;
+    }
+  };
+  const start = performance.now();
+  const end = start + job.durationMs;
+  if (job.rate) {
+    // Open loop: request i is due at start + i/rate, sent then whether or not earlier ones returned.
+    const inFlight = new Set<Promise<void>>();
+    let sent = 0;
+    while (performance.now() < end) {
+      const due = Math.floor(((performance.now() - start) * job.rate) / 1000);
+      while (sent < due) {
+        const p = send(start + (sent * 1000) / job.rate).finally(() => inFlight.delete(p));
+        inFlight.add(p);
+        sent++;
+      }
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    await Promise.all(inFlight);
+  } else {
+    const loop = async () => {
+      while (performance.now() < end) await send(performance.now());
+    };
+    await Promise.all(Array.from({ length: job.concurrency ?? 32 }, loop));
+  }
+  const elapsedMs = performance.now() - start;
+  await agent.close();
+  return { completed, errors, elapsedMs, latencies: Float64Array.from(latencies) };
+}
+
+if (!isMainThread) {
+  parentPort!.on('message', (job: LoadJob | 'exit') => {
+    if (job === 'exit') return parentPort!.close();
+    void generateLoad(job).then((r) => parentPort!.postMessage(r, [r.latencies.buffer as ArrayBuffer]));
+  });
+}
+
+interface Generator {
+  run(job: LoadJob): Promise<LoadResult>;
+  close(): Promise<void>;
+}
+
+/** One load generator thread for the whole benchmark (its own event loop, apart from the servers'). */
+function startGenerator(): Generator {
+  // Workers do not inherit tsx's loader: the bootstrap registers it, then loads this file.
+  const bootstrap = `(async () => {
+    const { register } = await import(${JSON.stringify(import.meta.resolve('tsx/esm/api'))});
+    register();
+    await import(${JSON.stringify(import.meta.url)});
+  })()`;
+  const worker = new Worker(bootstrap, { eval: true });
+  let pending: { resolve: (r: LoadResult) => void; reject: (e: Error) => void } | undefined;
+  let failed: Error | undefined;
+  worker.on('message', (r: LoadResult) => pending?.resolve(r));
+  worker.on('error', (e) => {
+    failed = e;
+    pending?.reject(e);
+  });
+  return {
+    run: (job) =>
+      new Promise((resolve, reject) => {
+        if (failed) return reject(failed);
+        pending = { resolve, reject };
+        worker.postMessage(job);
+      }),
+    close: async () => {
+      worker.postMessage('exit');
+      await worker.terminate();
+    },
+  };
+}
+
+// ------------------------------------------------------------------ a realistic fleet
+
+const SERVERS_PER_RACK = 25;
+const CLAIMS_PER_TENANT = 25;
+const METAL_OPERATOR = 'system:serviceaccount:metal-operator-system:metal-operator-controller-manager';
+const MAINTENANCE_CONTROLLER = 'system:serviceaccount:metal-maintenance-system:maintenance-controller';
+const ts = '2026-03-01T10:00:00Z';
+
+const managedFields = (manager: string, subresource?: string) => ({
+  manager,
+  operation: 'Update',
+  apiVersion: 'metal.ironcore.dev/v1alpha1',
+  time: ts,
+  fieldsType: 'FieldsV1',
+  ...(subresource ? { subresource } : {}),
+  fieldsV1: {
+    'f:metadata': { 'f:labels': { '.': {}, 'f:rack': {}, 'f:pool': {} } },
+    'f:spec': { '.': {}, 'f:systemUUID': {}, 'f:bmcRef': {}, 'f:bootOrder': {} },
+  },
+});
+
+/** A Server as metal-operator keeps it: discovered hardware, interfaces, conditions, managedFields. */
+function makeServer(i: number, racks: number): Server {
+  const name = `srv-${i}`;
+  return {
+    apiVersion: 'metal.ironcore.dev/v1alpha1',
+    kind: 'Server',
+    metadata: {
+      name,
+      uid: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      resourceVersion: String(1000 + i),
+      generation: 3,
+      creationTimestamp: ts,
+      labels: { rack: `r${i % racks}`, pool: i % 3 === 0 ? 'gpu' : 'general' },
+      annotations: { 'metal.ironcore.dev/registered-by': 'metal-registry' },
+      managedFields: [managedFields('metal-operator'), managedFields('metal-operator', 'status')],
+    },
+    spec: {
+      systemUUID: `38947555-7742-3448-3784-${String(i).padStart(12, '0')}`,
+      bmcRef: { name: `bmc-${i}` },
+      ...(i % 100 === 3 ? { unclaimable: true } : {}),
+      bootOrder: [
+        { name: 'PXE', priority: 1, device: 'NIC.Integrated.1-1-1' },
+        { name: 'Disk', priority: 2, device: 'RAID.Integrated.1-1' },
+      ],
+    },
+    status: {
+      manufacturer: 'Dell Inc.',
+      model: 'PowerEdge R650',
+      sku: 'SKU=0A6F',
+      serialNumber: `SN${i}`,
+      biosVersion: '1.14.1',
+      powerState: 'On',
+      state: i % 100 === 1 ? 'Error' : i % 2 === 0 ? 'Reserved' : 'Available',
+      totalSystemMemory: '512Gi',
+      networkInterfaces: [0, 1].map((n) => ({
+        name: `eno${n + 1}`,
+        macAddress: `b0:7b:25:${String(i % 100).padStart(2, '0')}:00:0${n}`,
+        ip: `10.${Math.floor(i / 250) % 250}.${i % 250}.${n + 10}`,
+        carrierStatus: 'Up',
+        neighbors: [
+          { macAddress: 'aa:bb:cc:dd:ee:0f', portID: `Ethernet${i % 48}`, systemName: `leaf-${i % 40}` },
+        ],
+      })),
+      processors: [0, 1].map((n) => ({
+        id: `CPU.Socket.${n + 1}`,
+        type: 'CPU',
+        architecture: 'x86',
+        manufacturer: 'Intel',
+        model: 'Intel(R) Xeon(R) Gold 6338 CPU @ 2.00GHz',
+        maxSpeedMHz: 4000,
+        totalCores: 32,
+        totalThreads: 64,
+      })),
+      storages: [
+        {
+          name: 'PERC H755',
+          state: 'Enabled',
+          drives: [0, 1].map((n) => ({
+            name: `Disk ${n}`,
+            mediaType: 'SSD',
+            capacity: '960Gi',
+            vendor: 'Samsung',
+          })),
+        },
+      ],
+      conditions: [
+        {
+          type: 'Ready',
+          status: 'True',
+          reason: 'Discovered',
+          message: 'server discovered',
+          lastTransitionTime: ts,
+        },
+      ],
+    },
+  } as unknown as Server;
+}
+
+interface Fleet {
+  world: InformerWorld;
+  store: MemoryBudgetStore;
+  servers: Server[];
+  claims: ServerClaim[];
+  maintenances: ServerMaintenance[];
+  requests: { placementAllow: Req[]; placementDeny: Req[]; evictionDryRun: Req[] };
+}
+
+interface Req {
+  type: ReviewType;
+  rule: string;
+  path: string;
+  review: { apiVersion: string; kind: string; request: Record<string, unknown> };
+}
+
+/** n Servers and n ServerClaims (half bound), a maintenance on every tenth server, four budgets. */
+function buildFleet(n: number): Fleet {
+  const racks = Math.max(1, Math.round(n / SERVERS_PER_RACK));
+  const tenants = Math.max(1, Math.round(n / CLAIMS_PER_TENANT));
+  const servers = Array.from({ length: n }, (_, i) => makeServer(i, racks));
+  const claims: ServerClaim[] = Array.from({ length: n }, (_, i) => ({
+    apiVersion: 'metal.ironcore.dev/v1alpha1',
+    kind: 'ServerClaim',
+    metadata: {
+      name: `claim-${i}`,
+      namespace: `tenant-${i % tenants}`,
+      uid: `c0000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      labels: { app: i % 4 === 0 ? 'db' : 'web' },
+    },
+    spec: {
+      power: 'On',
+      image: 'ghcr.io/ironcore-dev/os-images/gardenlinux:1877.2',
+      ...(i % 2 === 0 ? { serverRef: { name: `srv-${i}` } } : {}),
+    },
+    status: { phase: i % 2 === 0 ? 'Bound' : 'Unbound' },
+  }));
+  for (let i = 0; i < n; i += 2) {
+    const c = claims[i]!;
+    servers[i]!.spec.serverClaimRef = { namespace: c.metadata.namespace!, name: c.metadata.name! };
+  }
+  const maintenances: ServerMaintenance[] = [];
+  for (let i = 0; i < n; i += 10)
+    maintenances.push({
+      apiVersion: 'maintenance.metal.ironcore.dev/v1alpha1',
+      kind: 'ServerMaintenance',
+      metadata: {
+        name: `m-${i}`,
+        namespace: 'ops',
+        uid: `m0000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      },
+      spec: { serverRef: { name: `srv-${i}` }, reason: 'FirmwareUpdate', class: 'Emergency', priority: 10 },
+      status: { state: 'Approved', announcedAt: ts },
+    });
+  const observed = { metadata: { generation: 1 }, status: { observedGeneration: 1, grants: [] } };
+  const serverBudgets: ServerDisruptionBudget[] = [
+    {
+      metadata: { ...observed.metadata, name: 'fleet' },
+      spec: { serverSelector: {}, maxUnavailable: '10%' },
+      status: observed.status,
+    },
+    {
+      metadata: { ...observed.metadata, name: 'racks' },
+      spec: { serverSelector: {}, maxUnavailable: 2, topologyKey: 'rack' },
+      status: observed.status,
+    },
+  ];
+  const claimBudgets: ServerClaimDisruptionBudget[] = Array.from({ length: tenants }, (_, t) => ({
+    metadata: { ...observed.metadata, name: 'db', namespace: `tenant-${t}` },
+    spec: { claimSelector: { matchLabels: { app: 'db' } }, maxUnavailable: '50%' },
+    status: observed.status,
+  }));
+  const world = new InformerWorld({
+    servers: new MemorySource(WORLD_INDEXERS.servers, servers),
+    claims: new MemorySource(WORLD_INDEXERS.claims, claims),
+    maintenances: new MemorySource(WORLD_INDEXERS.maintenances, maintenances),
+    serverBudgets: new MemorySource(WORLD_INDEXERS.serverBudgets, serverBudgets),
+    claimBudgets: new MemorySource(WORLD_INDEXERS.claimBudgets, claimBudgets),
+    bmcs: new MemorySource<BMC>(),
+  });
+  const store = new MemoryBudgetStore([
+    ...serverBudgets.map((b) => ({
+      ref: { kind: 'ServerDisruptionBudget' as const, name: b.metadata.name! },
+      budget: b,
+    })),
+    ...claimBudgets.map((b) => ({
+      ref: { kind: 'ServerClaimDisruptionBudget' as const, namespace: b.metadata.namespace!, name: 'db' },
+      budget: b,
+    })),
+  ]);
+  return {
+    world,
+    store,
+    servers,
+    claims,
+    maintenances,
+    requests: makeRequests(servers, claims, maintenances),
+  };
+}
+
+let uid = 0;
+const admissionReview = (request: Record<string, unknown>) => ({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  request: { uid: `7f0b2c3e-0000-4000-8000-${String(++uid).padStart(12, '0')}`, ...request },
+});
+
+const metal = { group: 'metal.ironcore.dev', version: 'v1alpha1' };
+const maint = { group: 'maintenance.metal.ironcore.dev', version: 'v1alpha1' };
+
+/** metal-operator binding a claim to a Server: the UPDATE that sets spec.serverClaimRef. */
+function bindReview(server: Server, claim: ServerClaim): Req {
+  const object = structuredClone(server);
+  object.spec.serverClaimRef = { namespace: claim.metadata.namespace!, name: claim.metadata.name! };
+  return {
+    type: 'validate',
+    rule: 'placement',
+    path: '/validate/placement',
+    review: admissionReview({
+      kind: { ...metal, kind: 'Server' },
+      resource: { ...metal, resource: 'servers' },
+      requestKind: { ...metal, kind: 'Server' },
+      requestResource: { ...metal, resource: 'servers' },
+      name: server.metadata.name,
+      operation: 'UPDATE',
+      userInfo: {
+        username: METAL_OPERATOR,
+        uid: 'u-metal-operator',
+        groups: ['system:serviceaccounts', 'system:authenticated'],
+      },
+      object,
+      oldObject: server,
+      dryRun: false,
+      options: { kind: 'UpdateOptions', apiVersion: 'meta.k8s.io/v1', fieldManager: 'metal-operator' },
+    }),
+  };
+}
+
+/** The maintenance controller's status write into InMaintenance, as a dry run. */
+function evictionReview(m: ServerMaintenance): Req {
+  const object = structuredClone(m);
+  object.status = { ...object.status, state: 'InMaintenance', startedAt: ts };
+  return {
+    type: 'validate',
+    rule: 'eviction',
+    path: '/validate/eviction',
+    review: admissionReview({
+      kind: { ...maint, kind: 'ServerMaintenance' },
+      resource: { ...maint, resource: 'servermaintenances' },
+      subResource: 'status',
+      name: m.metadata.name,
+      namespace: m.metadata.namespace,
+      operation: 'UPDATE',
+      userInfo: {
+        username: MAINTENANCE_CONTROLLER,
+        groups: ['system:serviceaccounts', 'system:authenticated'],
+      },
+      object,
+      oldObject: m,
+      dryRun: true,
+      options: { kind: 'UpdateOptions', apiVersion: 'meta.k8s.io/v1', dryRun: ['All'] },
+    }),
+  };
+}
+
+/** 64 requests of each kind, spread over the whole fleet. */
+function makeRequests(servers: Server[], claims: ServerClaim[], maintenances: ServerMaintenance[]) {
+  const n = servers.length;
+  const pick = (count: number, ok: (i: number) => boolean) => {
+    const out: number[] = [];
+    for (let k = 0; out.length < count; k++) {
+      const i = Math.floor(((k * 7919) % n) + (k * n) / (count * 4)) % n;
+      if (ok(i)) out.push(i);
+      if (k > n * 10) break;
+    }
+    return out;
+  };
+  // Free: odd, available, not cordoned; cordoned: i % 100 === 3 (odd, unclaimed).
+  const free = pick(64, (i) => i % 2 === 1 && i % 100 !== 1 && i % 100 !== 3);
+  const cordoned = servers.filter((_, i) => i % 100 === 3);
+  const unbound = (i: number) => claims[i % 2 === 1 ? i : i + 1] ?? claims[1]!;
+  return {
+    placementAllow: free.map((i) => bindReview(servers[i]!, unbound(i))),
+    placementDeny: Array.from({ length: 64 }, (_, k) => {
+      const s = cordoned[k % cordoned.length]!;
+      return bindReview(s, unbound(Number(s.metadata.name!.slice(4))));
+    }),
+    evictionDryRun: Array.from({ length: 64 }, (_, k) =>
+      evictionReview(maintenances[(k * 37) % maintenances.length]!),
+    ),
+  };
+}
+
+// ------------------------------------------------------------------ measurements
+
+const percentile = (sorted: Float64Array, p: number) =>
+  sorted.length === 0 ? NaN : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+
+type Measured = Awaited<ReturnType<typeof measure>>;
+
+/** A load job, with how busy this (the servers') thread was per request meanwhile. */
+async function measure(gen: Generator, job: LoadJob) {
+  const before = performance.eventLoopUtilization();
+  const r = await gen.run(job);
+  const elu = performance.eventLoopUtilization(before);
+  return {
+    ...summarize(r),
+    busyUsPerRequest: (elu.active * 1000) / Math.max(1, r.completed),
+    elu: elu.utilization,
+  };
+}
+
+function summarize(r: LoadResult) {
+  const sorted = r.latencies.slice().sort();
+  return {
+    rps: (r.completed * 1000) / r.elapsedMs,
+    p50: percentile(sorted, 50),
+    p99: percentile(sorted, 99),
+    errors: r.errors,
+    n: r.completed,
+  };
+}
+
+const mixed = (f: Fleet): Req[] =>
+  f.requests.placementAllow.flatMap((a, k) => [
+    a,
+    f.requests.placementDeny[k]!,
+    f.requests.evictionDryRun[k]!,
+  ]);
+
+/** Checks that each request gets the decision it stands for, so the benchmark measures real work. */
+async function verify(f: Fleet, policies: PolicyStore): Promise<void> {
+  const decide = async (r: Req) =>
+    (
+      await review(r.type, r.rule, parseAdmissionReview(r.review), {
+        world: f.world,
+        policies,
+        grant: createGrantor(f.store),
+        clock: () => new Date(ts),
+      })
+    ).decision;
+  for (const r of f.requests.placementAllow)
+    if (!(await decide(r)).allowed) throw new Error('a placement-allow request was denied');
+  for (const r of f.requests.placementDeny) {
+    const d = await decide(r);
+    if (d.allowed || d.code !== 'METAL_ERR_SERVER_UNCLAIMABLE')
+      throw new Error(`placement deny got ${d.code}`);
+  }
+  for (const r of f.requests.evictionDryRun) {
+    const d = await decide(r);
+    if (!d.allowed) throw new Error(`eviction dry-run denied: ${d.code} ${d.message}`);
+  }
+  if (f.store.writes !== 0) throw new Error('a dry run wrote to a budget');
+}
+
+/**
+ * Per-decision latency (µs) in process: JSON body → parse → review(), rounds alternating between the worlds. Per
+ * world: percentiles over all calls; the ratio is the median of the per-round ratios of medians (a
+ * round of each world back to back sees the same machine).
+ */
+async function decisionLatency(fleets: Fleet[], policies: PolicyStore, rounds: number, perRound: number) {
+  const samples = fleets.map(() => [] as number[]);
+  const roundMedians = fleets.map(() => [] as number[]);
+  // mixed() interleaves placement allow, placement deny, eviction dry-run.
+  const byKind = fleets.map(() => [[], [], []] as number[][]);
+  // As the server gets them: a fresh JSON body per request (pre-parsed objects shared across iterations
+  // would stay cache-hot, and alias the small world's own objects, flattering it).
+  const reqs = fleets.map((f) => mixed(f).map((r) => ({ ...r, body: JSON.stringify(r.review) })));
+  const run = async (k: number, count: number, record: boolean) => {
+    const f = fleets[k]!;
+    const deps = { world: f.world, policies, grant: createGrantor(f.store), clock: () => new Date(ts) };
+    const round: number[] = [];
+    for (let j = 0; j < count; j++) {
+      const r = reqs[k]![j % reqs[k]!.length]!;
+      const t0 = process.hrtime.bigint();
+      await review(r.type, r.rule, parseAdmissionReview(JSON.parse(r.body)), deps);
+      const us = Number(process.hrtime.bigint() - t0) / 1000;
+      round.push(us);
+      if (record) byKind[k]![j % 3]!.push(us);
+    }
+    if (!record) return;
+    samples[k]!.push(...round);
+    roundMedians[k]!.push(percentile(Float64Array.from(round).sort(), 50));
+  };
+  for (let k = 0; k < fleets.length; k++) await run(k, perRound, false); // warm-up
+  const gc = (globalThis as { gc?: () => void }).gc;
+  for (let round = 0; round < rounds; round++)
+    for (let k = 0; k < fleets.length; k++) {
+      // Each world's round starts on a collected heap, so one round's garbage is not the next one's pause.
+      gc?.();
+      await run(k, perRound, true);
+    }
+  const perWorld = samples.map((s) => {
+    const sorted = Float64Array.from(s).sort();
+    return { p50: percentile(sorted, 50), p99: percentile(sorted, 99), n: s.length };
+  });
+  const ratios = roundMedians[1]!.map((m, i) => m / roundMedians[0]![i]!);
+  const kinds = byKind.map((ks) => ks.map((xs) => median(xs)));
+  return { perWorld, ratio: median(ratios), ratios, kinds };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+// ------------------------------------------------------------------ main
+
+if (isMainThread) {
+  const opts = new Command('bench-webhook')
+    .option('--duration <s>', 'seconds per load measurement', Number, 2)
+    .option('--rounds <n>', 'paired throughput rounds (webhook and limit back to back)', Number, 7)
+    .option('--connections <n>', 'TLS connections of the load generator', Number, 16)
+    .option('--concurrency <n>', 'requests in flight (throughput)', Number, 32)
+    .option('--rate <n>', 'requests/s for the latency measurement', Number, 1000)
+    .option('--small <n>', 'Servers and claims in the small world', Number, 100)
+    .option('--large <n>', 'Servers and claims in the large world', Number, 10_000)
+    .option('--serve <world>', 'world behind the HTTP measurements: large | small', 'large')
+    .parse()
+    .opts<{
+      duration: number;
+      rounds: number;
+      connections: number;
+      concurrency: number;
+      rate: number;
+      small: number;
+      large: number;
+      serve: string;
+    }>();
+
+  const dir = mkdtempSync(join(tmpdir(), 'bench-webhook-'));
+  try {
+    const { certDir, caPem } = makeServingCertificate(dir);
+    const tls = { key: readFileSync(join(certDir, 'tls.key')), cert: readFileSync(join(certDir, 'tls.crt')) };
+    const policies = new PolicyStore({ initial: DEFAULT_POLICY });
+    const t0 = Date.now();
+    const small = buildFleet(opts.small);
+    const large = buildFleet(opts.large);
+    const buildMs = Date.now() - t0;
+    await verify(small, policies);
+    await verify(large, policies);
+
+    const decisions = await decisionLatency([small, large], policies, 9, 3000);
+    const [dSmall, dLarge] = decisions.perWorld as [
+      (typeof decisions.perWorld)[0],
+      (typeof decisions.perWorld)[0],
+    ];
+
+    // The webhook as deployed: info-level pino (denials are logged) to a discarding stream.
+    const logger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false }));
+    const served = opts.serve === 'small' ? small : large;
+    const webhook = createWebhookServer({
+      world: served.world,
+      policies,
+      grant: createGrantor(served.store),
+      isReady: () => true,
+      logger,
+      tls,
+    });
+    await webhook.app.listen({ host: '127.0.0.1', port: 0 });
+    const limit = fastify({ https: tls, keepAliveTimeout: 90_000, bodyLimit: 6 * 1024 * 1024 });
+    limit.post('/:type/:rule', (req, reply) =>
+      reply.send({
+        apiVersion: 'admission.k8s.io/v1',
+        kind: 'AdmissionReview',
+        response: { uid: (req.body as { request: { uid: string } }).request.uid, allowed: true },
+      }),
+    );
+    await limit.listen({ host: '127.0.0.1', port: 0 });
+    const urlOf = (app: { server: { address(): unknown } }) =>
+      `https://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+    const requests = mixed(served).map((r) => ({ path: r.path, body: JSON.stringify(r.review) }));
+    const bodyBytes = Math.round(requests.reduce((a, r) => a + r.body.length, 0) / requests.length);
+    const job = (url: string, extra: Partial<LoadJob>): LoadJob => ({
+      url,
+      ca: caPem,
+      connections: opts.connections,
+      requests,
+      durationMs: opts.duration * 1000,
+      ...extra,
+    });
+
+    const gen = startGenerator();
+    const closed = (url: string, durationMs = opts.duration * 1000) =>
+      measure(gen, job(url, { concurrency: opts.concurrency, durationMs }));
+    // Warm both servers (JIT, TLS sessions) before measuring.
+    await closed(urlOf(webhook.app), 2000);
+    await closed(urlOf(limit), 2000);
+    // Short rounds in pairs, in random order: two rounds of a pair see about the same background load,
+    // so the median of the per-pair ratios is robust to a busy machine.
+    const pairs: { w: Measured; l: Measured }[] = [];
+    for (let round = 0; round < opts.rounds; round++) {
+      if (Math.random() < 0.5) {
+        const w = await closed(urlOf(webhook.app));
+        pairs.push({ w, l: await closed(urlOf(limit)) });
+      } else {
+        const l = await closed(urlOf(limit));
+        pairs.push({ l, w: await closed(urlOf(webhook.app)) });
+      }
+    }
+    const ratio = median(pairs.map((p) => p.w.rps / p.l.rps));
+    const medianRound = (side: 'w' | 'l') => {
+      const sorted = [...pairs].sort((a, b) => a[side].rps - b[side].rps);
+      return sorted[Math.floor(sorted.length / 2)]![side];
+    };
+    const w = medianRound('w');
+    const l = medianRound('l');
+    // Latency at a fixed rate: three open-loop runs; the median run's percentiles.
+    const atRates: ReturnType<typeof summarize>[] = [];
+    for (let k = 0; k < 3; k++)
+      atRates.push(summarize(await gen.run(job(urlOf(webhook.app), { rate: opts.rate }))));
+    const atRate = [...atRates].sort((a, b) => a.p99 - b.p99)[1]!;
+    const limitAtRate = summarize(await gen.run(job(urlOf(limit), { rate: opts.rate })));
+    await gen.close();
+    await webhook.app.close();
+    await limit.close();
+
+    const f = (x: number, d = 2) => x.toFixed(d);
+    const out = (line: string) => process.stdout.write(`${line}\n`);
+    const row = (name: string, m: Measured) =>
+      `  ${name} ${f(m.rps, 0).padStart(6)} req/s  p50 ${f(m.p50)} ms  p99 ${f(m.p99)} ms  ` +
+      `server thread ${f(m.busyUsPerRequest, 1)} µs/req (busy ${f(m.elu * 100, 0)}%)  errors ${m.errors}`;
+    out(
+      `worlds: ${opts.small} and ${opts.large} Servers + ServerClaims (built in ${buildMs} ms); HTTP against ${served === large ? opts.large : opts.small}`,
+    );
+    out(
+      `workload: placement allow / placement deny / eviction dry-run in equal shares, ~${bodyBytes} B per review`,
+    );
+    out(
+      `throughput (closed loop, ${opts.concurrency} in flight over ${opts.connections} TLS connections, ${opts.rounds} paired rounds of ${opts.duration}s; median round):`,
+    );
+    out(row('webhook', w));
+    out(row('limit  ', l));
+    out(`  ratio   ${f(ratio, 3)} (median of pairs: ${pairs.map((p) => f(p.w.rps / p.l.rps, 2)).join(' ')})`);
+    out(`latency at ${opts.rate} req/s (open loop, ${opts.duration}s; median of 3 runs by p99):`);
+    out(
+      `  webhook p50 ${f(atRate.p50)} ms  p99 ${f(atRate.p99)} ms  (${f(atRate.rps, 0)} req/s, errors ${atRate.errors}; p99 of the runs ${atRates.map((a) => f(a.p99)).join(' / ')})`,
+    );
+    out(
+      `  limit   p50 ${f(limitAtRate.p50)} ms  p99 ${f(limitAtRate.p99)} ms  (${f(limitAtRate.rps, 0)} req/s)`,
+    );
+    out(
+      `decision latency in process (JSON body → parse → review; ${dSmall.n} decisions per world, 9 alternating rounds):`,
+    );
+    out(
+      `  ${String(opts.small).padStart(6)} objects  p50 ${f(dSmall.p50, 1)} µs  p99 ${f(dSmall.p99, 1)} µs`,
+    );
+    out(
+      `  ${String(opts.large).padStart(6)} objects  p50 ${f(dLarge.p50, 1)} µs  p99 ${f(dLarge.p99, 1)} µs`,
+    );
+    out(
+      `  ratio   ${f(decisions.ratio, 3)} (median of rounds: ${decisions.ratios.map((x) => f(x, 2)).join(' ')})`,
+    );
+    const [ks, kl] = decisions.kinds as [number[], number[]];
+    out(
+      `  p50 by kind (small/large µs): placement allow ${f(ks[0]!, 1)}/${f(kl[0]!, 1)}, ` +
+        `placement deny ${f(ks[1]!, 1)}/${f(kl[1]!, 1)}, eviction dry-run ${f(ks[2]!, 1)}/${f(kl[2]!, 1)}`,
+    );
+    out(
+      JSON.stringify({
+        throughput_ratio: Number(f(ratio, 3)),
+        p99_ms: Number(f(atRate.p99, 3)),
+        scale_ratio: Number(f(decisions.ratio, 3)),
+        webhook_rps: Math.round(w.rps),
+        limit_rps: Math.round(l.rps),
+        webhook_p50_ms: Number(f(w.p50, 3)),
+        webhook_p99_ms: Number(f(w.p99, 3)),
+        limit_p50_ms: Number(f(l.p50, 3)),
+        limit_p99_ms: Number(f(l.p99, 3)),
+        webhook_server_us_per_request: Number(f(w.busyUsPerRequest, 1)),
+        limit_server_us_per_request: Number(f(l.busyUsPerRequest, 1)),
+        rate: opts.rate,
+        p50_ms_at_rate: Number(f(atRate.p50, 3)),
+        decision_p50_us: { [opts.small]: Number(f(dSmall.p50, 1)), [opts.large]: Number(f(dLarge.p50, 1)) },
+        errors: pairs.reduce((a, p) => a + p.w.errors + p.l.errors, 0) + atRate.errors,
+      }),
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
