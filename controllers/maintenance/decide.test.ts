@@ -420,7 +420,8 @@ describe('deletion undoes taint, park, boot and grant, in that order', () => {
     expect(plan.park).toEqual({ [PARKED_BY_ANNOTATION]: null });
     expect(plan.taint).toEqual({ value: 'uid-next' });
     expect(plan.releaseGrants).toEqual([{ m: d, refs: [{ kind: 'ServerDisruptionBudget', name: 'fleet' }] }]);
-    expect(plan.statuses.find((w) => w.m === d)?.status.state).toBe('Completed');
+    expect(plan.completions.find((w) => w.m === d)?.status.state).toBe('Completed');
+    expect(plan.statuses.find((w) => w.m === d)).toBeUndefined();
     expect(plan.removeFinalizer).toEqual([d]);
     // The next one waits for the delete event: the webhook's cache may still see the old holder.
     expect(plan.attempt).toBeUndefined();

@@ -128,6 +128,8 @@ export interface ServerPlan {
   projection?: ServerProjection;
   statuses: StatusWrite[];
   releaseGrants: { m: ServerMaintenance; refs: BudgetRef[] }[];
+  /** `Completed` of finished holders, written after their undo and before their grants are released. */
+  completions: StatusWrite[];
   createBoots: ServerBoot[];
   deleteBoots: ServerBoot[];
   /** Deleting maintenances whose undo is complete once the writes above have succeeded. */
@@ -144,6 +146,7 @@ export function emptyPlan(): ServerPlan {
     addFinalizer: [],
     statuses: [],
     releaseGrants: [],
+    completions: [],
     createBoots: [],
     deleteBoots: [],
     removeFinalizer: [],
@@ -528,7 +531,7 @@ function planReleasers(
           ...(m.status?.startedAt ? { startedAt: m.status.startedAt } : {}),
           completedAt: rfc3339(input.now),
         });
-      plan.statuses.push({ m, status });
+      plan.completions.push({ m, status });
       plan.transitions.push({ m, from: 'InMaintenance', to: 'Completed', enteredAt: enteredStateAt(m) });
     }
     plan.removeFinalizer.push(m);
@@ -844,8 +847,8 @@ function parkRole(sets: Sets, blocking: ServerMaintenance | undefined): ParkRole
 
 /**
  * Decides everything about one server. The reconciler executes the plan in this order: finalizers,
- * statuses, taint (compare-and-swap), park, projection, grant releases, ServerBoot deletes, finalizer
- * removal, ServerBoot creates, and last the InMaintenance attempt, so a maintenance never starts before
+ * statuses, taint (compare-and-swap), park, projection, Completed, grant releases, ServerBoot deletes,
+ * finalizer removal, ServerBoot creates, and last the InMaintenance attempt, so a maintenance never starts before
  * its server carries the taint and the previous holder's undo is done.
  */
 export function decideServer(input: ServerInput): ServerPlan {

@@ -293,6 +293,9 @@ export class MaintenanceReconciler {
       this.#mOverlay.wrote(await addFinalizer(this.#smClient, m, MAINTENANCE_FINALIZER, fm));
     for (const w of plan.statuses) await this.#writeStatus(w);
     if (server) await this.#writeServer(server, plan);
+    // Completed before the grants go: a slot is free only once nobody sees the old holder InMaintenance,
+    // so a watcher never counts more than the budget (the grant may outlive Completed by a moment).
+    for (const w of plan.completions) await this.#writeStatus(w);
     for (const { m, refs } of plan.releaseGrants) await this.#release(m, refs);
     for (const b of plan.deleteBoots) await this.#deleteBoot(b);
     for (const m of plan.removeFinalizer) await this.#removeFinalizer(m);
