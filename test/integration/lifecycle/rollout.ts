@@ -1,0 +1,246 @@
+// A budget-paced rollout with chaos: one maintenance per server (some servers get two), the simulated
+// actor finishes each one shortly after it is Ready, and meanwhile random lifecycle controllers are
+// killed with SIGKILL at random moments and started again. Shared by the crash e2e test and
+// `npm run soak:crash` (scripts/soak-crash.ts).
+//
+// Checked throughout, from the watch history and by polling the budget ledger:
+// - never more than K maintenances InMaintenance at once, never two on one server;
+// - no ledger entry of a maintenance that is not InMaintenance lives longer than the grant TTL (plus
+//   the budget controller's reaction time, which includes taking over the Lease after a kill);
+// and at the end: every maintenance finished, no server left tainted, parked or projected, no grant.
+import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
+import { FLEET_LABEL } from '../../../e2e/sim/fleet/fleet.js';
+import {
+  MAINTENANCE_TAINT_KEY,
+  PARKED_ANNOTATION,
+  PARKED_BY_ANNOTATION,
+} from '../../../controllers/shared/names.js';
+import {
+  CONTROLLERS,
+  overlaps,
+  peakInMaintenance,
+  type ControllerName,
+  type Lifecycle,
+  type StateRecord,
+} from './harness.js';
+
+export interface RolloutOptions {
+  servers: number;
+  /** Budget: maxUnavailable over the rollout's servers. */
+  budget: number;
+  /** Servers that get a second maintenance (queued behind the first). */
+  doubles?: number;
+  /** Milliseconds between kills: uniformly random in [min, max]. */
+  killEveryMs?: [number, number];
+  /** How long a killed controller stays down before its successor starts. */
+  downMs?: [number, number];
+  /** The whole rollout must finish within this. */
+  timeoutMs?: number;
+  /** Grant TTL of the policy in force, and the slack allowed on top of it. */
+  ttlMs: number;
+  ttlSlackMs?: number;
+  log?: (line: string) => void;
+  random?: () => number;
+}
+
+export interface RolloutResult {
+  ok: boolean;
+  problems: string[];
+  durationMs: number;
+  maintenances: number;
+  kills: Record<ControllerName, number>;
+  peakInMaintenance: number;
+  /** Longest a ledger entry stayed while its maintenance was not InMaintenance (ms). */
+  maxIdleGrantAgeMs: number;
+  stuckServers: string[];
+  leftoverGrants: number;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+function between([lo, hi]: [number, number], random: () => number): number {
+  return lo + random() * (hi - lo);
+}
+
+/** Creates the fleet, budget and maintenances of one rollout round. */
+async function prepare(lc: Lifecycle, round: string, o: RolloutOptions) {
+  const unclaimed = Math.ceil(o.servers / 2);
+  // Half the servers are unclaimed (no approval needed), half are claimed with a standing approval.
+  const a = await lc.fleet(`${round}-u`, { servers: unclaimed });
+  const b = await lc.fleet(`${round}-c`, {
+    servers: o.servers - unclaimed,
+    claims: 'consumer',
+    approvalMode: 'Automatic',
+  });
+  const servers = [...a.servers, ...b.servers];
+  const caseKey = 'lifecycle.metal.ironcore.dev/round';
+  for (const s of servers) await lc.servers.patch(s, { metadata: { labels: { [caseKey]: round } } });
+  const budget = await lc.sdbs.create({
+    metadata: { name: `${round}-budget` },
+    spec: {
+      serverSelector: { matchLabels: { [FLEET_LABEL]: lc.fleetName, [caseKey]: round } },
+      maxUnavailable: o.budget,
+    },
+  });
+  const names: string[] = [];
+  const create = async (name: string, server: string, priority = 0) => {
+    await lc.maintenance(name, server, { priority, reason: 'FirmwareUpdate', class: 'Urgent' });
+    names.push(name);
+  };
+  await Promise.all(servers.map((s, i) => create(`${round}-m${i}`, s)));
+  await Promise.all(servers.slice(0, o.doubles ?? 0).map((s, i) => create(`${round}-n${i}`, s, -1)));
+  return { servers, budget: budget.metadata.name!, names };
+}
+
+async function chaos(
+  lc: Lifecycle,
+  o: RolloutOptions,
+  done: () => boolean,
+  kills: Record<ControllerName, number>,
+) {
+  const random = o.random ?? Math.random;
+  const restarting = new Map<ControllerName, Promise<unknown>>();
+  let order: ControllerName[] = [];
+  while (!done()) {
+    await sleep(between(o.killEveryMs ?? [1500, 4000], random));
+    if (done()) break;
+    // Victims in random order, each controller once per cycle, so every one of them gets killed; a
+    // controller whose successor is still starting is skipped (that one is down already).
+    if (order.length === 0) order = [...CONTROLLERS].sort(() => random() - 0.5);
+    const victim = order.pop()!;
+    if (restarting.has(victim)) continue;
+    await lc.kill(victim, 'SIGKILL');
+    kills[victim]++;
+    o.log?.(`  kill -9 ${victim} (#${kills[victim]})`);
+    const down = between(o.downMs ?? [0, 1500], random);
+    restarting.set(
+      victim,
+      sleep(down)
+        .then(() => lc.start(victim))
+        .finally(() => restarting.delete(victim)),
+    );
+  }
+  await Promise.all(restarting.values());
+}
+
+/**
+ * Since when a grant has been idle: since its maintenance last left InMaintenance, or since the grant was
+ * written when the watch never showed its maintenance InMaintenance. Undefined while it runs.
+ */
+export function idleSince(
+  history: readonly StateRecord[],
+  uid: string,
+  grantedAt: number,
+): number | undefined {
+  let leftAt: number | undefined;
+  let running = false;
+  for (const r of history) {
+    if (r.uid !== uid) continue;
+    const now = r.state === 'InMaintenance' && !r.deleted;
+    if (running && !now) leftAt = r.at;
+    running = now;
+  }
+  if (running) return undefined;
+  return leftAt ?? grantedAt;
+}
+
+/** Polls the ledger: how long entries of maintenances that do not run stay (from the watch history). */
+function watchGrants(lc: Lifecycle, budget: string, done: () => boolean) {
+  const stats = { maxIdleGrantAgeMs: 0 };
+  const loop = (async () => {
+    while (!done()) {
+      try {
+        const b = await lc.sdbs.get(budget);
+        const now = Date.now();
+        for (const g of b.status?.grants ?? []) {
+          const since = idleSince(lc.history, g.maintenanceUID, Date.parse(g.grantedAt));
+          if (since !== undefined) stats.maxIdleGrantAgeMs = Math.max(stats.maxIdleGrantAgeMs, now - since);
+        }
+      } catch {
+        // the API server was busy: look again
+      }
+      await sleep(250);
+    }
+  })();
+  return { stats, loop };
+}
+
+async function leftovers(lc: Lifecycle, servers: string[], budget: string) {
+  const stuck: string[] = [];
+  for (const name of servers) {
+    const s = await lc.servers.get(name);
+    const a = s.metadata.annotations ?? {};
+    if (
+      s.spec.taints?.some((t) => t.key === MAINTENANCE_TAINT_KEY) ||
+      a[PARKED_BY_ANNOTATION] ||
+      a[PARKED_ANNOTATION] ||
+      (s.status?.maintenance?.state ?? 'None') !== 'None'
+    )
+      stuck.push(name);
+  }
+  const b = await lc.sdbs.get(budget);
+  return { stuck, grants: b.status?.grants?.length ?? 0 };
+}
+
+/** Waits until every server is released (the undo of the last maintenances takes a moment). */
+async function settle(lc: Lifecycle, servers: string[], budget: string, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  let last = await leftovers(lc, servers, budget);
+  while ((last.stuck.length > 0 || last.grants > 0) && Date.now() < deadline) {
+    await sleep(500);
+    last = await leftovers(lc, servers, budget);
+  }
+  return last;
+}
+
+export async function rollout(lc: Lifecycle, round: string, o: RolloutOptions): Promise<RolloutResult> {
+  const started = Date.now();
+  const historyFrom = lc.history.length;
+  const { servers, budget, names } = await prepare(lc, round, o);
+  const remaining = new Set(names);
+  const kills = Object.fromEntries(CONTROLLERS.map((c) => [c, 0])) as Record<ControllerName, number>;
+  let finished = false;
+  const done = () => finished;
+  const grants = watchGrants(lc, budget, done);
+  const chaosLoop = chaos(lc, o, done, kills);
+  const problems: string[] = [];
+  const deadline = started + (o.timeoutMs ?? 240_000);
+  while (remaining.size > 0 && Date.now() < deadline) {
+    const list = await lc.maintenances.list({ namespace: lc.ns }).catch(() => undefined);
+    if (list) {
+      const present = new Set(list.items.map((m: ServerMaintenance) => m.metadata.name));
+      for (const n of [...remaining]) if (!present.has(n)) remaining.delete(n);
+    }
+    await sleep(500);
+  }
+  finished = true;
+  await chaosLoop;
+  await grants.loop;
+  // Every controller runs again (the last kill may have just happened): let the undo finish.
+  const left = await settle(lc, servers, budget, 30_000);
+  const history = lc.history.slice(historyFrom);
+  const serverSet = new Set(servers);
+  const peak = peakInMaintenance(history, serverSet);
+  if (remaining.size > 0)
+    problems.push(`${remaining.size} maintenances did not finish: ${[...remaining].slice(0, 5).join(', ')}`);
+  if (peak > o.budget) problems.push(`${peak} InMaintenance at once, budget ${o.budget}`);
+  const doubled = overlaps(history);
+  if (doubled.length > 0) problems.push(`two holders at once on ${doubled.join(', ')}`);
+  const limit = o.ttlMs + (o.ttlSlackMs ?? 10_000);
+  if (grants.stats.maxIdleGrantAgeMs > limit)
+    problems.push(`a grant outlived its TTL: ${grants.stats.maxIdleGrantAgeMs} ms > ${limit} ms`);
+  if (left.stuck.length > 0) problems.push(`servers stuck: ${left.stuck.slice(0, 5).join(', ')}`);
+  if (left.grants > 0) problems.push(`${left.grants} grants left in the ledger`);
+  await lc.sdbs.delete(budget).catch(() => undefined);
+  return {
+    ok: problems.length === 0,
+    problems,
+    durationMs: Date.now() - started,
+    maintenances: names.length,
+    kills,
+    peakInMaintenance: peak,
+    maxIdleGrantAgeMs: grants.stats.maxIdleGrantAgeMs,
+    stuckServers: left.stuck,
+    leftoverGrants: left.grants,
+  };
+}
