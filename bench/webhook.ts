@@ -20,7 +20,6 @@ import { readFileSync } from 'node:fs';
 import { isMainThread, parentPort, Worker } from 'node:worker_threads';
 import { Command } from 'commander';
 import { fastify } from 'fastify';
-import { pino } from 'pino';
 import { Agent, request } from 'undici';
 import type { BMC } from '../api/metal/v1alpha1/bmc.js';
 import type { Server } from '../api/metal/v1alpha1/server.js';
@@ -38,6 +37,7 @@ import { InformerWorld, WORLD_INDEXERS } from '../webhook/informer-world.js';
 import { MemoryBudgetStore } from '../webhook/memory-budget-store.js';
 import { review, type ReviewType } from '../webhook/review.js';
 import { createWebhookServer } from '../webhook/server.js';
+import { bufferedLogger } from '../webhook/log.js';
 
 // ------------------------------------------------------------------ load generator (worker thread)
 
@@ -601,8 +601,9 @@ if (isMainThread) {
       (typeof decisions.perWorld)[0],
     ];
 
-    // The webhook as deployed: info-level pino (denials are logged) to a discarding stream.
-    const logger = pino({ level: 'info' }, pino.destination({ dest: '/dev/null', sync: false }));
+    // The webhook as deployed: its buffered info-level logger (denials are logged), into /dev/null.
+    const log = bufferedLogger('webhook', { level: 'info', dest: '/dev/null' });
+    const { logger } = log;
     const served = opts.serve === 'small' ? small : large;
     const webhook = createWebhookServer({
       world: served.world,
@@ -667,6 +668,7 @@ if (isMainThread) {
     const atRate = [...atRates].sort((a, b) => a.p99 - b.p99)[1]!;
     const limitAtRate = summarize(await gen.run(job(urlOf(limit), { rate: opts.rate })));
     await gen.close();
+    log.close();
     await webhook.app.close();
     await limit.close();
 

@@ -11,10 +11,10 @@ import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { KubeClient } from '../lib/kube/client.js';
 import { runUntilSignal } from '../lib/kube/lifecycle.js';
-import { createLogger } from '../lib/log.js';
 import { errorMessage } from '../lib/errors.js';
 import { POLICY_CONFIGMAP } from '../policies/schema.js';
 import { WebhookApp } from './app.js';
+import { bufferedLogger } from './log.js';
 
 interface Flags {
   kubeconfig?: string;
@@ -88,7 +88,8 @@ const flags = new Command('webhook')
   .parse()
   .opts<Flags>();
 
-const logger = createLogger('webhook', { level: flags.logLevel });
+const log = bufferedLogger('webhook', { level: flags.logLevel });
+const { logger } = log;
 const client = flags.kubeconfig
   ? await KubeClient.fromFile(flags.kubeconfig, { userAgent: 'metal-maintenance/webhook' })
   : await KubeClient.fromEnvironment({ userAgent: 'metal-maintenance/webhook' });
@@ -108,12 +109,23 @@ const app = new WebhookApp({
   shutdownDelayMs: flags.shutdownDelay,
   syncTimeoutMs: flags.syncTimeout,
 });
-runUntilSignal(app, logger, flags.shutdownDelay + 15_000);
+// The last lines of a stopping process must reach stdout: flush synchronously after stop.
+runUntilSignal(
+  {
+    stop: async () => {
+      await app.stop();
+      log.close();
+    },
+  },
+  logger,
+  flags.shutdownDelay + 15_000,
+);
 try {
   await app.start();
+  log.flush();
 } catch (e) {
   logger.fatal({ err: errorMessage(e) }, 'webhook failed to start');
   await app.stop().catch(() => undefined);
-  logger.flush();
+  log.close();
   process.exit(1);
 }

@@ -1,0 +1,34 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { bufferedLogger } from './log.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'webhook-log-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+const lines = (file: string) =>
+  readFileSync(file, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe('bufferedLogger', () => {
+  it('holds lines until a flush, and the timer flushes on its own', async () => {
+    const file = join(dir, 'a.log');
+    const log = bufferedLogger('webhook', { dest: file, flushMs: 30 });
+    log.logger.info({ uid: 'u1' }, 'denied');
+    expect(lines(file)).toEqual([]);
+    await new Promise((r) => setTimeout(r, 120));
+    expect(lines(file)).toEqual([expect.objectContaining({ uid: 'u1', msg: 'denied', name: 'webhook' })]);
+    log.logger.info('stopping');
+    log.close();
+    expect(lines(file).map((l) => l.msg)).toEqual(['denied', 'stopping']);
+  });
+
+  it('redacts like every other logger of the project', () => {
+    const file = join(dir, 'b.log');
+    const log = bufferedLogger('webhook', { dest: file });
+    log.logger.info({ headers: { authorization: 'Bearer x' }, data: { k: 'v' } }, 'careful');
+    log.close();
+    expect(lines(file)[0]).toMatchObject({ headers: { authorization: '[redacted]' }, data: '[redacted]' });
+  });
+});
