@@ -91,6 +91,9 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     loggerInstance: logger,
     // Our own line per review carries the uid; fastify's per-request lines would add nothing.
     logController: new LogController({ disableRequestLogging: true }),
+    // Each review logs its own line through `logger`; nothing uses request.log, so spare the child
+    // logger fastify would otherwise create for every request.
+    childLoggerFactory: (parent) => parent,
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     keepAliveTimeout: options.keepAliveTimeoutMs ?? 90_000,
     return503OnClosing: true,
@@ -143,28 +146,31 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       if (grant.conflicts > 0) metrics.grantConflicts.inc(grant.conflicts);
       if (grant.retries > 0) metrics.grantRetries.inc(grant.retries);
     }
-    // Names and codes only: never object bodies (they may hold secrets) nor patches.
-    logger[decision.allowed ? 'debug' : 'info'](
-      {
-        uid: admission.uid,
-        type,
-        rule,
-        resource: resourceKey(admission),
-        operation: admission.operation,
-        namespace: admission.namespace,
-        name: admission.name,
-        user: admission.userInfo.username,
-        dryRun: admission.dryRun === true,
-        allowed: decision.allowed,
-        code: decision.code,
-        ...(decision.causes ? { fields: decision.causes.flatMap((c) => (c.field ? [c.field] : [])) } : {}),
-        ...(decision.retryAfterSeconds !== undefined
-          ? { retryAfterSeconds: decision.retryAfterSeconds }
-          : {}),
-        ms: Math.round(seconds * 1000),
-      },
-      logMessage(decision),
-    );
+    // Names and codes only: never object bodies (they may hold secrets) nor patches. Admissions log at
+    // debug: skip building the line when that level is off (most reviews are admissions).
+    const level = decision.allowed ? 'debug' : 'info';
+    if (logger.isLevelEnabled(level))
+      logger[level](
+        {
+          uid: admission.uid,
+          type,
+          rule,
+          resource: resourceKey(admission),
+          operation: admission.operation,
+          namespace: admission.namespace,
+          name: admission.name,
+          user: admission.userInfo.username,
+          dryRun: admission.dryRun === true,
+          allowed: decision.allowed,
+          code: decision.code,
+          ...(decision.causes ? { fields: decision.causes.flatMap((c) => (c.field ? [c.field] : [])) } : {}),
+          ...(decision.retryAfterSeconds !== undefined
+            ? { retryAfterSeconds: decision.retryAfterSeconds }
+            : {}),
+          ms: Math.round(seconds * 1000),
+        },
+        logMessage(decision),
+      );
     return reply.code(200).send(toAdmissionResponse(admission.uid, decision, audit));
   };
 
