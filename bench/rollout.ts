@@ -1,0 +1,292 @@
+// Benchmark: a budget-limited rollout through the whole system, and the controllers' memory at scale.
+//
+//   npm run bench:rollout [-- --servers 1000 --budget 50 --hold 10s --scale 10000]
+//
+// 1. A fresh control plane, the webhook (2 replicas) and the maintenance, approval and budget
+//    controllers, each a process under its own ServiceAccount.
+// 2. N claimed servers (the fleet simulator plays metal-operator and, as the actor, holds each
+//    maintenance for T once it is Ready, then deletes it) and a fleet ServerDisruptionBudget of K.
+// 3. N maintenances created at once (approval not required). Makespan: first create until the last
+//    maintenance is gone. Ideal: ceil(N/K)·T. A watch-stream checker records how many maintenances
+//    are InMaintenance at once; it must never exceed K.
+// 4. More servers and claims until --scale of each exist; once every controller's cache holds them,
+//    each controller's peak RSS (VmHWM from /proc/<pid>/status).
+// The last line printed is one JSON object.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Command } from 'commander';
+import {
+  ServerMaintenanceKind,
+  type ServerMaintenance,
+} from '../api/maintenance/v1alpha1/servermaintenance.js';
+import { KubeClient } from '../lib/kube/client.js';
+import { resourceOf } from '../lib/kube/resources.js';
+import { parseDuration } from '../policies/validate.js';
+import { controlPlaneDownSync, controlPlaneUp, installCRDs } from '../e2e/harness/control-plane.js';
+import { kubeconfigForBinary } from '../e2e/harness/processes.js';
+import { FleetSimulator } from '../e2e/sim/fleet/simulator.js';
+import { FLEET_LABEL, inParallel, planFleet, seedFleet } from '../e2e/sim/fleet/fleet.js';
+import { LIFECYCLE_CONTROLLERS, Stack, memoryMiB } from '../e2e/demo/stack.js';
+import { FleetWatch } from '../e2e/demo/watch.js';
+
+const int = (v: string) => Number.parseInt(v, 10);
+const o = new Command()
+  .option('--servers <n>', 'servers in the rollout (N)', int, 1000)
+  .option('--budget <k>', 'fleet budget maxUnavailable (K)', int, 50)
+  .option('--hold <duration>', 'how long the simulated actor holds each maintenance (T)', '10s')
+  .option('--scale <n>', 'servers and claims cached for the memory measurement', int, 10_000)
+  .option('--webhook-replicas <n>', 'webhook replicas', int, 2)
+  .parse()
+  .opts<{ servers: number; budget: number; hold: string; scale: number; webhookReplicas: number }>();
+
+const holdMs = parseDuration(o.hold);
+if (holdMs === undefined) throw new Error(`--hold ${o.hold}: not a duration`);
+const log = (msg: string) =>
+  console.log(`[bench ${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s] ${msg}`);
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const started = Date.now();
+
+const dir = mkdtempSync(join(tmpdir(), 'bench-rollout-'));
+let cleaned = false;
+const cleanup = () => {
+  if (cleaned) return;
+  cleaned = true;
+  try {
+    controlPlaneDownSync(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+};
+process.once('exit', cleanup);
+for (const sig of ['SIGINT', 'SIGTERM'] as const)
+  process.once(sig, () => {
+    cleanup();
+    process.exit(130);
+  });
+
+async function waitFor(
+  what: string,
+  probe: () => boolean | Promise<boolean>,
+  timeoutMs: number,
+  everyMs = 250,
+): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await probe())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
+    await sleep(everyMs);
+  }
+}
+
+/** Objects of a resource in a controller's cache (metal_informer_objects); undefined: it has no such cache. */
+async function cached(stack: Stack, controller: string, resource: string): Promise<number | undefined> {
+  const text = await stack.metrics(controller).catch(() => '');
+  const m = new RegExp(`^metal_informer_objects\\{[^}]*resource="${resource}"[^}]*\\} (\\d+)`, 'm').exec(
+    text,
+  );
+  return m ? Number(m[1]) : undefined;
+}
+
+const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
+
+/**
+ * Where a slot's time goes, per maintenance: admission to Ready (taint, park), the hold, and the
+ * delete to gone (finalizer: unpark, untaint, release); plus the slot time no maintenance held.
+ */
+function breakdown(w: FleetWatch, k: number, makespanMs: number): string[] {
+  const rs = [...w.records.values()].filter((r) => r.inMaintenanceAt && r.deletedAt);
+  const ready = rs.filter((r) => r.readyAt).map((r) => r.readyAt! - r.inMaintenanceAt!);
+  const hold = rs.filter((r) => r.readyAt && r.deletingAt).map((r) => r.deletingAt! - r.readyAt!);
+  const cleanup = rs.filter((r) => r.deletingAt).map((r) => r.deletedAt! - r.deletingAt!);
+  const occupied = rs.reduce((a, r) => a + (r.deletedAt! - r.inMaintenanceAt!), 0);
+  const idle = (k * makespanMs - occupied) / Math.max(1, rs.length);
+  return [
+    `  InMaintenance -> Ready (taint, park)   ${seconds(mean(ready))} mean`,
+    `  Ready -> delete (the actor's hold)     ${seconds(mean(hold))} mean`,
+    `  delete -> gone (finalizer)             ${seconds(mean(cleanup))} mean`,
+    `  slot idle per maintenance (refill)     ${seconds(idle)} mean over ${k} slots`,
+  ];
+}
+
+const cp = await controlPlaneUp(dir);
+const admin = await KubeClient.fromFile(cp.kubeconfig);
+await installCRDs(admin);
+log(`control plane up (${dir})`);
+const stack = await Stack.start({
+  admin,
+  webhookReplicas: o.webhookReplicas,
+  controllers: LIFECYCLE_CONTROLLERS,
+  runtime: 'node',
+  say: log,
+});
+let sim: FleetSimulator | undefined;
+let watch: FleetWatch | undefined;
+try {
+  if (stack.missing.length > 0)
+    throw new Error(`cannot measure without: ${stack.missing.map((m) => `${m}-controller`).join(', ')}`);
+
+  // --- rollout -------------------------------------------------------------------------------
+  const fleet = planFleet({
+    name: 'rollout',
+    prefix: 'a-',
+    servers: o.servers,
+    racks: Math.ceil(o.servers / 50),
+    tenants: 4,
+    claimsPerTenant: o.servers / 4,
+    prebound: true,
+    fleetBudget: o.budget,
+  });
+  let t = Date.now();
+  await seedFleet(admin, fleet, { concurrency: 32 });
+  log(
+    `seeded ${fleet.servers.length} claimed servers and a fleet budget of ${o.budget} in ${Date.now() - t} ms`,
+  );
+  const { kubeconfig } = await kubeconfigForBinary(
+    admin,
+    'fleet-simulator',
+    join(import.meta.dirname, '..', 'e2e', 'sim', 'fleet', 'rbac.yaml'),
+  );
+  sim = new FleetSimulator({
+    client: await KubeClient.fromFile(kubeconfig),
+    labelSelector: `${FLEET_LABEL}=rollout`,
+    timings: { discoveryMs: 0, powerMs: 0 },
+    actor: { holdMs },
+  });
+  watch = new FleetWatch(admin, { labelSelector: `${FLEET_LABEL}=rollout` });
+  await Promise.all([sim.start(), watch.start()]);
+
+  const maintenances = admin.resource<ServerMaintenance>(resourceOf(ServerMaintenanceKind));
+  const t0 = Date.now();
+  await inParallel(fleet.servers, 32, async (s) => {
+    await maintenances.create({
+      metadata: { name: `fw-${s.metadata.name}`, namespace: 'default' },
+      spec: {
+        serverRef: { name: s.metadata.name! },
+        reason: 'FirmwareUpdate',
+        class: 'Urgent',
+        approval: { required: false },
+      },
+    });
+  });
+  log(`created ${fleet.servers.length} maintenances in ${Date.now() - t0} ms`);
+  const w = watch;
+  let lastReport = 0;
+  await waitFor(
+    'every maintenance done',
+    () => {
+      const done = [...w.records.values()].filter((r) => r.deletedAt).length;
+      if (Date.now() - lastReport > 10_000) {
+        lastReport = Date.now();
+        log(
+          `${done}/${o.servers} done, ${w.checker.current} in maintenance (peak ${w.checker.peak}/${o.budget})`,
+        );
+      }
+      return done >= o.servers;
+    },
+    Math.ceil(o.servers / o.budget) * holdMs * 4 + 300_000,
+    200,
+  );
+  const lastDeleted = Math.max(...[...w.records.values()].map((r) => r.deletedAt ?? 0));
+  const makespanMs = lastDeleted - t0;
+  const idealMs = Math.ceil(o.servers / o.budget) * holdMs;
+  const peak = w.checker.peak;
+  log(
+    `rollout done: makespan ${(makespanMs / 1000).toFixed(1)} s, ideal ${(idealMs / 1000).toFixed(1)} s, peak in maintenance ${peak}/${o.budget}`,
+  );
+  const slots = breakdown(w, o.budget, makespanMs);
+  await sim.stop();
+  sim = undefined;
+  await watch.stop();
+  watch = undefined;
+
+  // --- memory at scale -----------------------------------------------------------------------
+  const more = o.scale - o.servers;
+  t = Date.now();
+  if (more > 0) {
+    const big = planFleet({
+      name: 'scale',
+      prefix: 'b-',
+      servers: more,
+      racks: Math.ceil(more / 50),
+      tenants: 20,
+      claimsPerTenant: more / 20,
+      prebound: true,
+    });
+    let lastLog = Date.now();
+    await seedFleet(admin, big, {
+      concurrency: 48,
+      onProgress: (done, total) => {
+        if (Date.now() - lastLog < 15_000) return;
+        lastLog = Date.now();
+        log(`seeding: ${done}/${total}`);
+      },
+    });
+  }
+  log(`${o.scale} servers and claims exist (${Date.now() - t} ms to add ${Math.max(0, more)})`);
+  await waitFor(
+    'controllers cache every server and claim',
+    async () => {
+      for (const c of stack.controllers)
+        for (const resource of ['servers', 'serverclaims']) {
+          const n = await cached(stack, c.name, resource);
+          if (n !== undefined && n < o.scale) return false;
+        }
+      return true;
+    },
+    300_000,
+    1000,
+  );
+  await sleep(5000); // let the reconciles the new objects caused settle
+  const rss: Record<
+    string,
+    { peak_mib: number; rss_mib: number; servers_cached?: number; claims_cached?: number }
+  > = {};
+  for (const c of stack.controllers) {
+    const mem = memoryMiB(c.pid);
+    rss[c.name] = {
+      peak_mib: Math.round((mem?.hwm ?? NaN) * 10) / 10,
+      rss_mib: Math.round((mem?.rss ?? NaN) * 10) / 10,
+      servers_cached: await cached(stack, c.name, 'servers'),
+      claims_cached: await cached(stack, c.name, 'serverclaims'),
+    };
+    const r = rss[c.name]!;
+    log(
+      `${c.name}-controller: peak RSS ${r.peak_mib} MiB (now ${r.rss_mib} MiB), caches ${r.servers_cached ?? 'no'} servers / ${r.claims_cached ?? 'no'} claims`,
+    );
+  }
+  const largest = Math.max(...Object.values(rss).map((r) => r.peak_mib));
+  const ratio = makespanMs / idealMs;
+  console.log('');
+  console.log(
+    `makespan           ${(makespanMs / 1000).toFixed(1)} s  (N=${o.servers}, K=${o.budget}, T=${o.hold})`,
+  );
+  console.log(`ideal ceil(N/K)·T  ${(idealMs / 1000).toFixed(1)} s`);
+  console.log(`ratio              ${ratio.toFixed(3)}  (target ≤ 1.15)`);
+  console.log(`peak in maint.     ${peak}  (budget ${o.budget}${peak > o.budget ? ', EXCEEDED' : ''})`);
+  console.log(
+    `controller RSS     ${largest} MiB peak, largest of ${stack.controllers.length}  (target ≤ 200 MiB, ${o.scale} servers and claims)`,
+  );
+  console.log("where a slot's time went:");
+  for (const line of slots) console.log(line);
+  console.log(
+    JSON.stringify({
+      makespan_ratio: Math.round(ratio * 1000) / 1000,
+      makespan_s: Math.round(makespanMs / 100) / 10,
+      ideal_s: idealMs / 1000,
+      peak_in_maintenance: peak,
+      budget: o.budget,
+      servers: o.servers,
+      hold_s: holdMs / 1000,
+      rss_mib: largest,
+      rss_by_controller: rss,
+      scale: o.scale,
+    }),
+  );
+} finally {
+  await sim?.stop();
+  await watch?.stop();
+  await stack.stop();
+  await admin.close();
+  cleanup();
+}

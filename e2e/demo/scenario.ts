@@ -1,0 +1,678 @@
+// The demo's choreography. Acts, each waiting on what the cluster shows (never on sleeps alone):
+//   1 a fleet comes up (the simulated metal-operator discovers servers and binds tenants' claims)
+//   2 an admin cordons a server; a claim pinned to it stays Unbound
+//   3 maintenances announced to tenants: approved by hand, by standing approval, by policy (nobody
+//     consumes the claim), by deadline (nobody answers), and one on the cordoned server
+//   4 a budget-limited rollout over two racks
+//   5 the cordon is lifted and the pinned claim binds
+// Everything goes through the real API server, webhook and controllers; the terminal shows the fleet
+// live, and a summary at the end.
+import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import type { Server } from '../../api/metal/v1alpha1/server.js';
+import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
+import { ServerMaintenanceKind } from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import { ServerClaimKind } from '../../api/metal/v1alpha1/serverclaim.js';
+import { KubeClient } from '../../lib/kube/client.js';
+import { Core, objectKey, resourceOf } from '../../lib/kube/resources.js';
+import { isAlreadyExists } from '../../lib/kube/errors.js';
+import { painter, type Painter } from '../../cli/output.js';
+import { main as kubectlMetal } from '../../cli/main.js';
+import { kubeconfigForBinary, tokenKubeconfig } from '../harness/processes.js';
+import { FleetSimulator } from '../sim/fleet/simulator.js';
+import { HOLD_ANNOTATION, RACK_LABEL } from '../sim/fleet/decisions.js';
+import { TENANT_LABEL, planFleet, seedFleet, type FleetPlan } from '../sim/fleet/fleet.js';
+import { LIFECYCLE_CONTROLLERS, Stack, applyPolicy } from './stack.js';
+import { FleetWatch, allowedOf } from './watch.js';
+import { LEGEND, LiveArea, clock, columns, progressBar, renderRacks } from './screen.js';
+import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface DemoOptions {
+  kubeconfig: string;
+  servers: number;
+  racks: number;
+  tenants: number;
+  webhookReplicas: number;
+  signal: AbortSignal;
+}
+
+/** The policy the demo runs with: the defaults, with deadlines and auto-approval in seconds. */
+export const DEMO_POLICY = {
+  apiVersion: 'policy.maintenance.metal.ironcore.dev/v1alpha1',
+  kind: 'MaintenancePolicy',
+  classes: {
+    Planned: { approvalRequired: true, deadline: '60s', minNotice: '0s', requireWindow: false },
+    Urgent: { approvalRequired: true, deadline: '30s', minNotice: '0s', requireWindow: false },
+    Emergency: { approvalRequired: false, deadline: '30s', minNotice: '0s', requireWindow: false },
+  },
+  autoApproval: {
+    // Seeded claims carry the tenant label, so they have a consumer; a claim without it has none.
+    consumerLabels: [TENANT_LABEL],
+    rules: [
+      { name: 'no-consumer', when: 'NoConsumer', after: '15s', classes: ['Planned', 'Urgent', 'Emergency'] },
+    ],
+  },
+};
+
+const OPS_NAMESPACE = 'ops';
+/** Taints our controllers put on servers carry keys in this group; an admin's never do. */
+const OUR_TAINT_PREFIX = 'maintenance.metal.ironcore.dev/';
+
+interface ScenarioRow {
+  key: string;
+  label: string;
+  expect: string;
+  says: string;
+}
+
+export interface DemoResult {
+  ok: boolean;
+  lines: string[];
+}
+
+class Aborted extends Error {}
+
+/** Why the maintenance controller's last attempt to start a maintenance was refused ('' if it was not). */
+function blockedReason(m: ServerMaintenance | undefined): string {
+  const admitted = m?.status?.conditions?.find((c) => c.type === 'Admitted');
+  return admitted && admitted.status === 'False' ? admitted.reason : '';
+}
+
+export class Demo {
+  readonly #o: DemoOptions;
+  readonly #ui = new LiveArea();
+  readonly #p: Painter;
+  readonly #started = Date.now();
+  readonly #rows: ScenarioRow[] = [];
+  readonly #rollout: string[] = [];
+  readonly #problems: string[] = [];
+  #act = 0;
+  #title = 'starting';
+  #admin: KubeClient | undefined;
+  #stack: Stack | undefined;
+  #sim: FleetSimulator | undefined;
+  #watch: FleetWatch | undefined;
+  #plan: FleetPlan | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #rolloutStart = 0;
+  #rolloutEnd = 0;
+
+  constructor(o: DemoOptions) {
+    this.#o = o;
+    this.#p = painter(this.#ui.isTTY && !process.env.NO_COLOR);
+  }
+
+  // --- plumbing ------------------------------------------------------------------------------
+
+  #log(line: string): void {
+    this.#ui.log(`${this.#p.dim(clock(Date.now() - this.#started))} ${line}`);
+  }
+
+  #say(command: string): void {
+    this.#log(this.#p.cyan(`$ ${command}`));
+  }
+
+  async #until<T>(what: string, probe: () => T | undefined | false, timeoutMs: number): Promise<T> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (this.#o.signal.aborted) throw new Aborted('interrupted');
+      const v = probe();
+      if (v !== undefined && v !== false) return v;
+      if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  async #pause(ms: number): Promise<void> {
+    await this.#until('a pause', () => false, ms).catch((e: unknown) => {
+      if (e instanceof Aborted) throw e;
+    });
+  }
+
+  #beginAct(n: number, title: string): void {
+    this.#act = n;
+    this.#title = title;
+    this.#log(this.#p.bold(`── act ${n}/5: ${title}`));
+  }
+
+  /** kubectl metal, in-process, as the given identity. */
+  async #kubectlMetal(kubeconfig: string, args: string[]): Promise<void> {
+    this.#say(`kubectl metal ${args.join(' ')}`);
+    const out: string[] = [];
+    const code = await kubectlMetal(['--kubeconfig', kubeconfig, '--no-color', ...args], {
+      out: (t) => out.push(t),
+      err: (t) => out.push(t),
+    });
+    for (const l of out.join('\n').split('\n').filter(Boolean)) this.#log(`  ${l}`);
+    if (code !== 0) throw new Error(`kubectl metal ${args.join(' ')} exited ${code}`);
+  }
+
+  // --- the live frame ------------------------------------------------------------------------
+
+  #frame(): string[] {
+    const p = this.#p;
+    const w = this.#watch;
+    const head = `${p.bold('metal-maintenance demo')}  ${clock(Date.now() - this.#started)}  ${p.cyan(`act ${this.#act}/5`)} ${this.#title}`;
+    if (!w) return [head];
+    const servers = w.servers.list();
+    const maintenances = w.maintenances.list();
+    const lines = [head, ...renderRacks(servers, maintenances, this.#ui.isTTY), p.dim(LEGEND)];
+    if (this.#rows.length) lines.push('', ...this.#scenarioTable());
+    lines.push('', this.#budgetLine(servers, maintenances));
+    if (this.#rollout.length) lines.push(this.#rolloutLine());
+    return lines;
+  }
+
+  #scenarioTable(): string[] {
+    const rows = this.#rows.map((r) => this.#scenarioCells(r));
+    const head = ['MAINTENANCE', 'CLAIM', 'THE TENANT', 'STATE', 'APPROVED BY', 'WAITING ON'];
+    return columns([head, ...rows], [22, 24, 22, 13, 12, 18]).map((l, i) => (i === 0 ? this.#p.dim(l) : l));
+  }
+
+  #scenarioCells(r: ScenarioRow): string[] {
+    const w = this.#watch!;
+    const rec = w.records.get(r.key);
+    const m = w.maintenances.get(r.key);
+    const state = rec?.deletedAt
+      ? 'done'
+      : m?.metadata.deletionTimestamp
+        ? 'finishing'
+        : (m?.status?.state ?? 'Pending');
+    const waiting = state === 'done' ? '' : blockedReason(m);
+    return [r.label, rec?.claim ?? '-', r.says, state, rec?.approvalSource ?? '-', waiting];
+  }
+
+  #budgetLine(servers: Server[], maintenances: ServerMaintenance[]): string {
+    const w = this.#watch!;
+    const byName = new Map(servers.map((s) => [s.metadata.name, s]));
+    const held = maintenances
+      .filter((m) => m.status?.state === 'InMaintenance')
+      .map((m) => byName.get(m.spec.serverRef.name));
+    const parts: string[] = [];
+    for (const b of w.serverBudgets?.list() ?? []) {
+      const key = b.spec.topologyKey;
+      const domains = key ? [...new Set(servers.map((s) => s.metadata.labels?.[key] ?? ''))].sort() : [''];
+      for (const d of domains) {
+        const inDomain = (s: Server | undefined) => !!s && (!key || s.metadata.labels?.[key] === d);
+        const expected = servers.filter(inDomain).length;
+        const n = held.filter(inDomain).length;
+        if (key && n === 0) continue;
+        parts.push(`${key ? d : b.metadata.name} ${n}/${allowedOf(b.spec.maxUnavailable, expected)}`);
+      }
+    }
+    return `${this.#p.dim('in maintenance / budget:')} ${parts.join('  ') || '-'}`;
+  }
+
+  #rolloutLine(): string {
+    const w = this.#watch!;
+    const done = this.#rollout.filter((k) => w.records.get(k)?.deletedAt).length;
+    const now = this.#rollout.filter((k) => w.maintenances.get(k)?.status?.state === 'InMaintenance').length;
+    return `${this.#p.dim('rollout')} ${progressBar(done, this.#rollout.length)}  ${now} in maintenance, peak ${w.checker.peak}`;
+  }
+
+  // --- acts ----------------------------------------------------------------------------------
+
+  async run(): Promise<DemoResult> {
+    this.#timer = setInterval(() => this.#ui.render(this.#frame()), this.#ui.isTTY ? 250 : 15_000);
+    try {
+      await this.#setup();
+      await this.#fleetComesUp();
+      const cordoned = await this.#cordon();
+      const complete = this.#stack!.missing.length === 0;
+      if (complete) {
+        await this.#announce(cordoned);
+        await this.#rolloutAct();
+      } else {
+        this.#problems.push(
+          `acts 3 and 4 skipped: missing ${this.#stack!.missing.map((m) => `${m}-controller`).join(', ')}`,
+        );
+        this.#log(
+          this.#p.yellow(`acts 3 and 4 need ${LIFECYCLE_CONTROLLERS.join(', ')} controllers; skipped`),
+        );
+      }
+      await this.#uncordon(cordoned);
+    } catch (e) {
+      if (!(e instanceof Aborted)) this.#problems.push((e as Error).message);
+      else this.#problems.push('interrupted');
+      this.#log(this.#p.red(`stopped: ${(e as Error).message}`));
+    } finally {
+      clearInterval(this.#timer);
+      this.#ui.render(this.#frame(), true);
+      this.#ui.done();
+    }
+    const lines = this.#summary();
+    await this.#teardown();
+    return { ok: this.#problems.length === 0, lines };
+  }
+
+  async #setup(): Promise<void> {
+    this.#title = 'starting the system';
+    const admin = (this.#admin = await KubeClient.fromFile(this.#o.kubeconfig));
+    await applyPolicy(admin, DEMO_POLICY);
+    this.#log('policy: deadlines 30 s (Urgent), claims without a consumer auto-approved after 15 s');
+    this.#stack = await Stack.start({
+      admin,
+      webhookReplicas: this.#o.webhookReplicas,
+      controllers: LIFECYCLE_CONTROLLERS,
+      say: (m) => this.#log(m),
+    });
+    const { kubeconfig } = await kubeconfigForBinary(
+      admin,
+      'fleet-simulator',
+      join(import.meta.dirname, '..', 'sim', 'fleet', 'rbac.yaml'),
+    );
+    this.#sim = new FleetSimulator({
+      client: await KubeClient.fromFile(kubeconfig),
+      timings: { discoveryMs: 1500, powerMs: 400 },
+      actor: { holdMs: 5000 },
+    });
+    this.#watch = new FleetWatch(admin, { full: true, trace: true });
+    await Promise.all([this.#sim.start(), this.#watch.start()]);
+    this.#log(
+      'fleet simulator: playing metal-operator (discovery, binding, power, park) as ServiceAccount fleet-simulator',
+    );
+  }
+
+  async #fleetComesUp(): Promise<void> {
+    this.#beginAct(1, 'a fleet comes up');
+    const o = this.#o;
+    const plan = (this.#plan = planFleet({
+      servers: o.servers,
+      racks: o.racks,
+      tenants: o.tenants,
+      claimsPerTenant: Math.floor((o.servers * 0.72) / o.tenants),
+      claimMode: 'serverRef',
+      approvalMode: (t) => (t === 1 ? 'Automatic' : 'Manual'),
+      fleetBudget: 4,
+      rackBudget: 2,
+      tenantBudget: 2,
+    }));
+    await seedFleet(this.#admin!, plan);
+    for (const ns of plan.namespaces) await this.#tenantOwner(ns);
+    // A claim nobody consumes (no owner reference, no tenant label): the policy approves for it.
+    const orphanServer = plan.servers.find(
+      (s) =>
+        !plan.claims.some((c) => c.spec.serverRef?.name === s.metadata.name) &&
+        s.metadata.labels?.[RACK_LABEL] === plan.servers[0]!.metadata.labels?.[RACK_LABEL],
+    );
+    await this.#createClaim(this.#admin!, {
+      metadata: { name: 'orphan-1', namespace: plan.namespaces[3 % plan.namespaces.length] },
+      spec: {
+        power: 'On',
+        image: 'ghcr.io/ironcore-dev/os-images/gardenlinux:1877.0',
+        serverRef: { name: orphanServer?.metadata.name ?? plan.servers[1]!.metadata.name! },
+      },
+    });
+    this.#log(
+      `created ${plan.servers.length} servers in ${o.racks} racks; ${plan.claims.length + 1} claims in ${plan.namespaces.length} tenant namespaces (tenant-b approves standing: Automatic)`,
+    );
+    this.#log('budgets: fleet 4, per rack 2, per tenant 2');
+    const w = this.#watch!;
+    await this.#until(
+      'every server discovered',
+      () =>
+        w.servers.size >= plan.servers.length &&
+        w.servers.list().every((s) => s.status?.state === 'Available' || s.status?.state === 'Reserved'),
+      90_000,
+    );
+    const total = plan.claims.length + 1;
+    await this.#until(
+      'every claim bound',
+      () => w.claims!.list().filter((c) => c.status?.phase === 'Bound').length >= total,
+      60_000,
+    );
+    this.#log(
+      `all ${plan.servers.length} servers discovered; ${total} claims bound by the simulated metal-operator, each binding admitted by the placement guard`,
+    );
+  }
+
+  /** A tenant's own identity: a ServiceAccount that may edit its namespace's claims, nothing else. */
+  async #tenantOwner(ns: string): Promise<string> {
+    const admin = this.#admin!;
+    const ensure = async (rt: (typeof Core)[keyof typeof Core], obj: object) => {
+      try {
+        await admin.resource(rt).create(obj as never);
+      } catch (e) {
+        if (!isAlreadyExists(e)) throw e;
+      }
+    };
+    await ensure(Core.ServiceAccount, { metadata: { name: 'owner', namespace: ns } });
+    await ensure(Core.Role, {
+      metadata: { name: 'claim-owner', namespace: ns },
+      rules: [
+        {
+          apiGroups: ['metal.ironcore.dev'],
+          resources: ['serverclaims'],
+          verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'],
+        },
+      ],
+    });
+    await ensure(Core.RoleBinding, {
+      metadata: { name: 'claim-owner', namespace: ns },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'claim-owner' },
+      subjects: [{ kind: 'ServiceAccount', name: 'owner', namespace: ns }],
+    });
+    return (await tokenKubeconfig(admin, ns, 'owner')).kubeconfig;
+  }
+
+  async #createClaim(client: KubeClient, claim: ServerClaim): Promise<void> {
+    try {
+      await client.resource<ServerClaim>(resourceOf(ServerClaimKind)).create(claim);
+    } catch (e) {
+      if (!isAlreadyExists(e)) throw e;
+    }
+  }
+
+  async #cordon(): Promise<string> {
+    this.#beginAct(2, 'an admin cordons a server');
+    const w = this.#watch!;
+    const racks = [...new Set(w.servers.list().map((s) => s.metadata.labels?.[RACK_LABEL] ?? ''))].sort();
+    const rack = racks[Math.min(2, racks.length - 1)];
+    const free = w.servers
+      .list()
+      .filter(
+        (s) =>
+          s.metadata.labels?.[RACK_LABEL] === rack &&
+          !s.spec.serverClaimRef &&
+          s.status?.state === 'Available',
+      )
+      .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))[0];
+    if (!free) throw new Error(`no free server in ${rack} to cordon`);
+    const name = free.metadata.name!;
+    await this.#kubectlMetal(this.#o.kubeconfig, ['cordon', name]);
+    await this.#until(
+      `${name} cordoned in the cache`,
+      () => w.servers.getByName(name)?.spec.unclaimable === true,
+      10_000,
+    );
+    const ns = this.#plan!.namespaces[this.#plan!.namespaces.length - 1]!;
+    const owner = await this.#tenantOwner(ns);
+    this.#say(`(as ${ns}'s owner) create ServerClaim pinned with spec.serverRef ${name}`);
+    const ownerClient = await KubeClient.fromFile(owner);
+    try {
+      await this.#createClaim(ownerClient, {
+        metadata: { name: 'pinned', namespace: ns, labels: { [TENANT_LABEL]: ns } },
+        spec: {
+          power: 'On',
+          image: 'ghcr.io/ironcore-dev/os-images/gardenlinux:1877.0',
+          serverRef: { name },
+        },
+      });
+    } finally {
+      await ownerClient.close();
+    }
+    await this.#pause(3000);
+    const pinned = w.claims!.getByName('pinned', ns);
+    if (pinned?.status?.phase === 'Bound')
+      this.#problems.push('the claim pinned to a cordoned server was bound');
+    this.#log(
+      `${ns}/pinned stays ${pinned?.status?.phase ?? 'Unbound'}: ${name} is cordoned (new bindings refused; bound claims elsewhere untouched)`,
+    );
+    return name;
+  }
+
+  /** The claim (namespace/name) of the k-th seeded claim of tenant t, and its server. */
+  #claimOf(t: number, k = 0): { claim: ServerClaim; server: string } {
+    const plan = this.#plan!;
+    const claim = plan.claims.filter(
+      (c) => c.metadata.namespace === plan.namespaces[t % plan.namespaces.length],
+    )[k]!;
+    return { claim, server: claim.spec.serverRef!.name };
+  }
+
+  async #createMaintenance(
+    name: string,
+    server: string,
+    spec: Partial<ServerMaintenance['spec']>,
+    hold: string,
+  ): Promise<string> {
+    const m = await this.#admin!.resource<ServerMaintenance>(resourceOf(ServerMaintenanceKind)).create({
+      metadata: { name, namespace: OPS_NAMESPACE, annotations: { [HOLD_ANNOTATION]: hold } },
+      spec: { serverRef: { name: server }, ...spec },
+    });
+    return objectKey(m.metadata);
+  }
+
+  async #announce(cordoned: string): Promise<void> {
+    this.#beginAct(3, 'maintenances announced to tenants');
+    await this.#createNamespace(OPS_NAMESPACE);
+    const a = this.#claimOf(0);
+    const b = this.#claimOf(1);
+    const c = this.#claimOf(2);
+    const orphan = this.#watch!.claims!.getByName(
+      'orphan-1',
+      this.#plan!.namespaces[3 % this.#plan!.namespaces.length],
+    )!;
+    const fw = {
+      reason: 'FirmwareUpdate' as const,
+      class: 'Urgent' as const,
+      description: 'BMC firmware 7.10 (CVE fixes)',
+    };
+    const plan: [ScenarioRow, string, Partial<ServerMaintenance['spec']>][] = [
+      [{ key: '', label: `fw-${a.server}`, expect: 'Owner', says: 'approves by hand' }, a.server, fw],
+      [{ key: '', label: `fw-${b.server}`, expect: 'Standing', says: 'Automatic (standing)' }, b.server, fw],
+      [
+        {
+          key: '',
+          label: `fw-${orphan.spec.serverRef!.name}`,
+          expect: 'Policy',
+          says: 'nobody (no consumer)',
+        },
+        orphan.spec.serverRef!.name,
+        fw,
+      ],
+      [{ key: '', label: `fw-${c.server}`, expect: 'Deadline', says: 'never answers' }, c.server, fw],
+      [
+        { key: '', label: `diag-${cordoned}`, expect: 'NotRequired', says: 'unclaimed, cordoned' },
+        cordoned,
+        { reason: 'Diagnostics', class: 'Urgent' },
+      ],
+    ];
+    for (const [row, server, spec] of plan) {
+      row.key = await this.#createMaintenance(row.label, server, spec, '5s');
+      this.#rows.push(row);
+    }
+    this.#log(
+      `created ${plan.length} maintenances (Urgent: deadline 30 s) in namespace ${OPS_NAMESPACE}; the approval controller announces them on the claims`,
+    );
+    const w = this.#watch!;
+    const first = this.#rows[0]!;
+    await this.#until(
+      `${first.label} announced`,
+      () =>
+        w.maintenances.get(first.key)?.status?.state === 'Announced' ||
+        w.records.get(first.key)?.approvalSource,
+      60_000,
+    );
+    await this.#pause(4000);
+    const ns = a.claim.metadata.namespace!;
+    await this.#kubectlMetal(await this.#tenantOwner(ns), [
+      '-n',
+      ns,
+      'approve',
+      a.claim.metadata.name!,
+      first.label,
+    ]);
+    await this.#until(
+      'every announced maintenance done',
+      () => this.#rows.every((r) => w.records.get(r.key)?.deletedAt),
+      180_000,
+    );
+    for (const r of this.#rows) {
+      const got = w.records.get(r.key)?.approvalSource;
+      if (got !== r.expect)
+        this.#problems.push(`${r.label}: approved by ${got ?? 'nothing'}, expected ${r.expect}`);
+    }
+    const s = w.servers.getByName(cordoned);
+    if (s?.spec.unclaimable !== true)
+      this.#problems.push(`the admin cordon on ${cordoned} did not survive its maintenance`);
+    else
+      this.#log(
+        `${cordoned}: the admin cordon survived its maintenance; the maintenance removed only its own taint`,
+      );
+  }
+
+  async #createNamespace(name: string): Promise<void> {
+    try {
+      await this.#admin!.resource(Core.Namespace).create({ metadata: { name } });
+    } catch (e) {
+      if (!isAlreadyExists(e)) throw e;
+    }
+  }
+
+  async #rolloutAct(): Promise<void> {
+    this.#beginAct(4, 'a budget-limited rollout');
+    const w = this.#watch!;
+    const racks = [...new Set(w.servers.list().map((s) => s.metadata.labels?.[RACK_LABEL] ?? ''))]
+      .sort()
+      .slice(0, 2);
+    const targets = w.servers
+      .list()
+      .filter((s) => racks.includes(s.metadata.labels?.[RACK_LABEL] ?? '') && !s.spec.unclaimable)
+      .map((s) => s.metadata.name!)
+      .sort();
+    this.#rolloutStart = Date.now();
+    for (const server of targets)
+      this.#rollout.push(
+        await this.#createMaintenance(
+          `bios-${server}`,
+          server,
+          {
+            reason: 'SecurityPatch',
+            class: 'Emergency',
+            approval: { required: false },
+            description: 'BIOS 2.19.1',
+          },
+          '4s',
+        ),
+      );
+    this.#log(
+      `BIOS security patch for ${racks.join(' and ')}: ${targets.length} maintenances at once, no approval needed; the budgets pace them`,
+    );
+    let shown = false;
+    await this.#until(
+      'the rollout to finish',
+      () => {
+        if (!shown) {
+          const waiting = this.#rollout.find((k) => w.records.get(k)?.waitedFor.has('BudgetExhausted'));
+          if (waiting) {
+            shown = true;
+            const m = w.maintenances.get(waiting);
+            const msg = m?.status?.conditions?.find((c) => c.type === 'Admitted')?.message ?? '';
+            this.#log(
+              `${waiting.split('/')[1]} waits: BudgetExhausted${msg ? ` (${msg.slice(0, 110)})` : ''}`,
+            );
+          }
+        }
+        return this.#rollout.every((k) => w.records.get(k)?.deletedAt);
+      },
+      300_000,
+    );
+    this.#rolloutEnd = Date.now();
+    this.#log(
+      `rollout done: ${targets.length} servers in ${((this.#rolloutEnd - this.#rolloutStart) / 1000).toFixed(0)} s, at most ${w.checker.peak} at once`,
+    );
+  }
+
+  async #uncordon(cordoned: string): Promise<void> {
+    this.#beginAct(5, 'the cordon is lifted');
+    await this.#kubectlMetal(this.#o.kubeconfig, ['uncordon', cordoned]);
+    const ns = this.#plan!.namespaces[this.#plan!.namespaces.length - 1]!;
+    const w = this.#watch!;
+    await this.#until(
+      'the pinned claim to bind',
+      () => w.claims!.getByName('pinned', ns)?.status?.phase === 'Bound',
+      30_000,
+    );
+    this.#log(`${ns}/pinned is Bound to ${cordoned}`);
+  }
+
+  // --- the end -------------------------------------------------------------------------------
+
+  #summary(): string[] {
+    const p = this.#p;
+    const out = ['', p.bold(`Summary (${clock(Date.now() - this.#started)})`)];
+    const row = (k: string, v: string) => out.push(`  ${k.padEnd(12)} ${v}`);
+    const w = this.#watch;
+    if (w) {
+      this.#summaryActs(w, row);
+      this.#summaryChecks(w, row);
+    }
+    for (const x of this.#problems) out.push(p.red(`  problem: ${x}`));
+    out.push(
+      this.#problems.length
+        ? p.red('The demo did not complete cleanly.')
+        : p.green('Everything held. Stopping what the demo started.'),
+    );
+    return out;
+  }
+
+  #summaryActs(w: FleetWatch, row: (k: string, v: string) => void): void {
+    const plan = this.#plan;
+    const bound = w.claims?.list().filter((c) => c.status?.phase === 'Bound').length ?? 0;
+    if (plan)
+      row(
+        'fleet',
+        `${plan.servers.length} servers in ${this.#o.racks} racks, ${plan.namespaces.length} tenants, ${bound} claims bound`,
+      );
+    for (const r of this.#rows) {
+      const rec = w.records.get(r.key);
+      const took = rec?.inMaintenanceAt
+        ? `started ${((rec.inMaintenanceAt - rec.createdAt) / 1000).toFixed(1)} s after creation`
+        : 'never started';
+      row(
+        'approval',
+        `${r.label.padEnd(22)} tenant ${r.says.padEnd(22)} → ${rec?.approvalSource ?? 'none'} (${took})`,
+      );
+    }
+    if (!this.#rollout.length) return;
+    const waits = this.#rollout.filter((k) => w.records.get(k)?.waitedFor.has('BudgetExhausted')).length;
+    const secs = (((this.#rolloutEnd || Date.now()) - this.#rolloutStart) / 1000).toFixed(0);
+    row(
+      'rollout',
+      `${this.#rollout.length} servers in ${secs} s; ${waits} waited for budget room (BudgetExhausted)`,
+    );
+  }
+
+  #summaryChecks(w: FleetWatch, row: (k: string, v: string) => void): void {
+    const peaks = w.checker.budgetPeaks();
+    if (peaks.length)
+      row('budgets', peaks.map((b) => `${b.domain || b.budget} ${b.peak}/${b.allowed}`).join('  '));
+    const violations = w.checker.violations();
+    if (violations.length) {
+      const file = join(tmpdir(), `metal-demo-trace-${Date.now()}.jsonl`);
+      writeFileSync(file, (w.trace ?? []).map((x) => JSON.stringify(x)).join('\n'));
+      this.#problems.push(`a budget was exceeded; the watch trace is in ${file}`);
+      row(
+        'invariants',
+        this.#p.red(
+          `EXCEEDED: ${violations.map((v) => `${v.budget}/${v.domain} ${v.peak}>${v.allowed}`).join(', ')}`,
+        ),
+      );
+    } else {
+      row('invariants', `never more in maintenance than a budget allows (peak ${w.checker.peak} overall)`);
+    }
+    const servers = w.servers.list();
+    const tainted = servers.filter((s) =>
+      s.spec.taints?.some((t) => t.key.startsWith(OUR_TAINT_PREFIX)),
+    ).length;
+    const parked = servers.filter((s) => s.status?.state === 'Parked').length;
+    const held = w.maintenances.list().length;
+    row('left over', `${held} maintenances, ${tainted} maintenance taints, ${parked} parked servers`);
+    if (this.#stack?.missing.length === 0 && tainted + parked + held > 0)
+      this.#problems.push('maintenance state left behind');
+    const denials = Object.entries(this.#sim?.stats.denials ?? {}).map(([k, v]) => `${k} ×${v}`);
+    row(
+      'placement',
+      `the simulator's binding writes refused by the webhook: ${denials.join(', ') || 'none'}`,
+    );
+  }
+
+  async #teardown(): Promise<void> {
+    await this.#sim?.stop().catch(() => undefined);
+    await this.#watch?.stop().catch(() => undefined);
+    await this.#stack?.stop();
+    await this.#admin?.close();
+  }
+}

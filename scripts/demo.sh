@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The project's main job, in one command: a local control plane, the admission webhook (2 replicas),
+# the maintenance, approval and budget controllers, a simulated fleet of 50 servers with tenants,
+# claims and budgets, and a maintenance scenario shown live in the terminal (docs/demo.md).
+#
+#   scripts/demo.sh [--servers 50 --racks 5 --tenants 4 --webhook-replicas 2]
+#
+# Ctrl-C stops it at any point; on every exit the demo's processes and the control plane are
+# stopped and its directory removed. The choreography is TypeScript (e2e/demo/); this only launches.
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+
+if [[ ! -d node_modules ]]; then
+  echo "demo: installing dependencies (npm ci)…" >&2
+  npm ci --no-audit --no-fund >&2
+fi
+
+DIR="$(mktemp -d "${TMPDIR:-/tmp}/metal-demo-XXXXXX")"
+DEMO_PID=""
+
+cleanup() {
+  local code=$?
+  # Finish the cleanup even if Ctrl-C is pressed again.
+  trap '' INT TERM
+  trap - EXIT
+  if [[ -n "$DEMO_PID" ]] && kill -0 "$DEMO_PID" 2>/dev/null; then
+    # The demo runs in its own session and process group, with every process it started.
+    kill -TERM -- "-$DEMO_PID" 2>/dev/null || true
+    for _ in $(seq 1 150); do kill -0 -- "-$DEMO_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- "-$DEMO_PID" 2>/dev/null || true
+  fi
+  scripts/control-plane.sh down "$DIR" >/dev/null 2>&1 || true
+  rm -rf "$DIR"
+  exit "$code"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+echo "demo: starting a control plane (kube-apiserver + etcd) in $DIR…" >&2
+node --import tsx e2e/harness/up.ts "$DIR"
+
+# setsid: its own process group, so cleanup can stop it and all its children at once.
+setsid node --import tsx e2e/demo/main.ts --kubeconfig "$DIR/kubeconfig" "$@" &
+DEMO_PID=$!
+wait "$DEMO_PID"
