@@ -303,6 +303,7 @@ describe('powerStep', () => {
     expect(powerStep('Off', 'On', 0, t)?.status).toEqual({ powerState: 'PoweringOn' });
     expect(powerStep(undefined, 'Off', 0, t)?.status).toEqual({ powerState: 'PoweringOff' });
     expect(powerStep('On', 'On', 0, t)).toBeUndefined();
+    expect(powerStep('On', 'Off', 0, { ...t, powerMs: 0 })?.status).toEqual({ powerState: 'Off' });
   });
 });
 

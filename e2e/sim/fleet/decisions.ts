@@ -65,6 +65,7 @@ export function powerStep(
   t: SimTimings,
 ): ServerStep | undefined {
   if (current === want) return undefined;
+  if (t.powerMs <= 0) return { status: { powerState: want }, why: `power ${want}: instant` };
   const transitional: PowerState = want === 'On' ? 'PoweringOn' : 'PoweringOff';
   if (current !== transitional) return { status: { powerState: transitional }, why: `power ${want}: start` };
   if (elapsedMs < t.powerMs) return { waitMs: t.powerMs - elapsedMs, why: `power ${want}: in progress` };
