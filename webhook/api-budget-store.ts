@@ -33,7 +33,7 @@ export class ApiBudgetStore implements BudgetStore {
   }
 
   #resource(ref: BudgetRef): ResourceClient<AnyBudget> {
-    return (ref.kind === 'ServerDisruptionBudget' ? this.#fleet : this.#tenant);
+    return ref.kind === 'ServerDisruptionBudget' ? this.#fleet : this.#tenant;
   }
 
   async get(ref: BudgetRef): Promise<AnyBudget | undefined> {
