@@ -13,7 +13,7 @@
 //    each controller's peak RSS (VmHWM from /proc/<pid>/status).
 // The last line printed is one JSON object.
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import {
@@ -281,6 +281,9 @@ try {
       rss_mib: largest,
       rss_by_controller: rss,
       scale: o.scale,
+      // Other work on the machine skews every figure above; say how busy it was.
+      loadavg_1m: Math.round(loadavg()[0]! * 100) / 100,
+      cpus: cpus().length,
     }),
   );
 } finally {

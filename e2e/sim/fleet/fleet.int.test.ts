@@ -287,7 +287,7 @@ describe('fleet simulator (process)', () => {
       }
       const sdb = await admin.request<{ spec: { maxUnavailable: number } }>(
         'GET',
-        `/apis/maintenance.metal.ironcore.dev/v1alpha1/serverdisruptionbudgets/${name}-fleet`,
+        `/apis/maintenance.metal.ironcore.dev/v1alpha1/serverdisruptionbudgets/${name}`,
       );
       expect(sdb.spec.maxUnavailable).toBe(3);
     } finally {

@@ -48,7 +48,7 @@ export interface FleetOptions {
    * Bound). Implies serverRef claims.
    */
   prebound?: boolean;
-  /** Fleet budget: maxUnavailable over all servers of this fleet; optional per-rack limit. */
+  /** Fleet budget (named after the fleet): maxUnavailable over all its servers; optional per-rack limit. */
   fleetBudget?: number | string;
   rackBudget?: number | string;
   /** Per-tenant ServerClaimDisruptionBudget. */
@@ -141,7 +141,7 @@ function planBudgets(o: FleetOptions, name: string, namespaces: string[]) {
   const serverBudgets: ServerDisruptionBudget[] = [];
   if (o.fleetBudget !== undefined)
     serverBudgets.push({
-      metadata: { name: `${name}-fleet` },
+      metadata: { name },
       spec: { serverSelector: selector, maxUnavailable: o.fleetBudget },
     });
   if (o.rackBudget !== undefined)
