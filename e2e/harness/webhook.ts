@@ -264,7 +264,7 @@ export async function startWebhook(
   }));
   let balancer: TcpBalancer | undefined;
   let configs: WebhookConfiguration[] = [];
-  const agent = new Agent({ connect: { rejectUnauthorized: false }, keepAliveTimeout: 1000 });
+  let agent: Agent | undefined;
 
   let stopped: Promise<void> | undefined;
   const stop = (): Promise<void> =>
@@ -275,12 +275,15 @@ export async function startWebhook(
       );
       await Promise.all(replicas.map(async (r) => r.binary?.stop('SIGTERM', 10_000)));
       await balancer?.close();
-      await agent.close();
+      await agent?.close();
       rmSync(dir, { recursive: true, force: true });
     })());
 
   try {
     const { certDir, caPem } = makeServingCertificate(dir);
+    // Replicas are reached like the API server reaches them: verified against the CA.
+    const tlsAgent = new Agent({ connect: { ca: caPem }, keepAliveTimeout: 1000 });
+    agent = tlsAgent;
     const { kubeconfig, username } = await kubeconfigForBinary(admin, 'webhook');
     await ensurePolicyConfigMap(admin);
 
@@ -318,7 +321,7 @@ export async function startWebhook(
 
     const get = async (i: number, path: string) => {
       const r = replicas[i]!;
-      const res = await request(`https://127.0.0.1:${r.port}${path}`, { dispatcher: agent });
+      const res = await request(`https://127.0.0.1:${r.port}${path}`, { dispatcher: tlsAgent });
       return { status: res.statusCode, body: await res.body.text() };
     };
     const waitUntilCalled = async (timeoutMs = readyTimeoutMs) => {
