@@ -269,6 +269,33 @@ async function seed(lc: Lifecycle, caseName: string, o: FleetOptions): Promise<F
   const withClaims = (o.claims ?? 'none') !== 'none';
   const claims = withClaims ? names.map((_, i) => ({ namespace: tenant, name: `${id}-c${i}` })) : [];
   const labels = { [FLEET_LABEL]: fleetName, [CASE_LABEL]: id };
+  // Claims first, and seen by the simulator before their servers exist: like metal-operator, it
+  // releases a server whose claim it cannot find.
+  await Promise.all(
+    claims.map((claim, i) =>
+      lc.claims.create({
+        metadata: {
+          name: claim.name,
+          namespace: tenant,
+          finalizers: [CLAIM_FINALIZER],
+          labels: {
+            ...labels,
+            [TENANT_LABEL]: tenant,
+            ...(o.claims === 'consumer' ? { [CONSUMER_LABEL]: 'node' } : {}),
+          },
+        },
+        spec: {
+          power: 'On',
+          image: 'ghcr.io/ironcore-dev/os-images/gardenlinux:1877.0',
+          serverRef: { name: names[i]! },
+          ...(o.approvalMode ? { maintenance: { approvalMode: o.approvalMode } } : {}),
+        },
+      }),
+    ),
+  );
+  await waitFor('the simulator sees the claims', () =>
+    claims.every((c) => lc.sim.claims.getByName(c.name, c.namespace)),
+  );
   await Promise.all(
     names.map(async (name, i) => {
       const claim = claims[i];
@@ -283,32 +310,24 @@ async function seed(lc: Lifecycle, caseName: string, o: FleetOptions): Promise<F
         },
         { subresource: 'status' },
       );
-      if (!claim) return;
-      await lc.claims.create({
-        metadata: {
-          name: claim.name,
-          namespace: tenant,
-          finalizers: [CLAIM_FINALIZER],
-          labels: {
-            ...labels,
-            [TENANT_LABEL]: tenant,
-            ...(o.claims === 'consumer' ? { [CONSUMER_LABEL]: 'node' } : {}),
-          },
-        },
-        spec: {
-          power: 'On',
-          image: 'ghcr.io/ironcore-dev/os-images/gardenlinux:1877.0',
-          serverRef: { name },
-          ...(o.approvalMode ? { maintenance: { approvalMode: o.approvalMode } } : {}),
-        },
-      });
-      await lc.claims.patch(
-        claim.name,
-        { status: { phase: 'Bound' } },
-        { namespace: tenant, subresource: 'status' },
-      );
+      if (claim)
+        await lc.claims.patch(
+          claim.name,
+          { status: { phase: 'Bound' } },
+          { namespace: tenant, subresource: 'status' },
+        );
     }),
   );
+  // Bound as metal-operator leaves it: the server names the claim, the claim is Bound.
+  await waitFor('servers bound', async () => {
+    for (const [i, name] of names.entries()) {
+      const s = await lc.servers.get(name);
+      if (claims[i] && s.spec.serverClaimRef?.name !== claims[i].name)
+        throw new Error(`server ${name} lost its claim`);
+      if (!s.status?.state) return false;
+    }
+    return true;
+  });
   return { name: id, servers: names, claims, tenant };
 }
 
@@ -427,6 +446,25 @@ export async function caseBudget(
     },
     { timeoutMs: 20_000 },
   );
+}
+
+/** The Prometheus text a running controller serves at /metrics (its ops port is in its log). */
+export async function metricsOf(lc: Lifecycle, name: ControllerName): Promise<string> {
+  const line = await lc.controllers[name].waitForLog(
+    (l) => typeof l.port === 'number' && String(l.msg).startsWith('ops server'),
+  );
+  const res = await fetch(`http://127.0.0.1:${Number(line.port)}/metrics`);
+  return res.text();
+}
+
+/** The value of one sample (`name{labels}`) in Prometheus text, or undefined. */
+export function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
+  for (const line of text.split('\n')) {
+    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
+    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
+    return Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return undefined;
 }
 
 export const claimKey = (c: { namespace: string; name: string }) => objectKey(c);
