@@ -15,6 +15,8 @@ import {
   eventsFor,
   finish,
   getMaintenance,
+  metricsOf,
+  sample,
   startLifecycle,
   stateOf,
   waitForGone,
@@ -74,6 +76,9 @@ describe('deadline escalation', () => {
     await waitFor('DeadlineReached Event on the claim', async () =>
       (await eventsFor(lc.admin, f.tenant, f.claims[0]!.name)).some((e) => e.reason === 'DeadlineReached'),
     );
+    const am = await metricsOf(lc, 'approval-controller');
+    expect(sample(am, 'metal_approval_deadline_escalations_total')).toBeGreaterThanOrEqual(1);
+    expect(sample(am, 'metal_approval_decisions_total', { source: 'Deadline' })).toBeGreaterThanOrEqual(1);
     await finish(lc, 'deadline-m');
     await waitForGone(lc, 'deadline-m');
   }, 90_000);

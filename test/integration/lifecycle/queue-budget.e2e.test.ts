@@ -10,6 +10,8 @@ import {
   conditionOf,
   finish,
   getMaintenance,
+  metricsOf,
+  sample,
   overlaps,
   startLifecycle,
   startOrder,
@@ -105,6 +107,16 @@ describe('budgets count every kind of unavailability', () => {
     const b = await lc.sdbs.get(budget.metadata.name!);
     expect(b.status).toMatchObject({ expected: 6, unavailable: 3, disruptionsAllowed: 0 });
     expect(b.status?.grants).toHaveLength(1);
+    // The same, as metrics: decisions denied by reason, maintenances by state, budget usage.
+    const mm = await metricsOf(lc, 'maintenance-controller');
+    expect(
+      sample(mm, 'metal_maintenance_decisions_denied_total', { reason: 'BudgetExhausted' }),
+    ).toBeGreaterThanOrEqual(3);
+    expect(sample(mm, 'metal_maintenances', { state: 'InMaintenance' })).toBeGreaterThanOrEqual(1);
+    const bm = await metricsOf(lc, 'budget-controller');
+    const labels = { kind: 'ServerDisruptionBudget', budget: budget.metadata.name! };
+    expect(sample(bm, 'metal_budget_unavailable', labels)).toBe(3);
+    expect(sample(bm, 'metal_budget_disruptions_allowed', labels)).toBe(0);
 
     // Room comes back when the running one is done: the next one starts.
     const first = ms.find((m) => stateOf(m) === 'InMaintenance')!.metadata.name!;
