@@ -17,7 +17,7 @@ afterAll(async () => {
 describe('crash consistency', () => {
   it('finishes a rollout while controllers are killed with SIGKILL at random moments', async () => {
     const result = await rollout(lc, 'crash', {
-      servers: 20,
+      servers: 16,
       budget: 4,
       doubles: 4,
       killEveryMs: [1000, 2500],
