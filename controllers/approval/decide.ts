@@ -336,40 +336,49 @@ function approvedOutcome(
 }
 
 /** The Approved condition for a maintenance that is not approved (yet), and when to look again. */
-function waitingOutcome(input: ApprovalInput, plan: ApprovalPlan): ConditionInput {
-  const { m, server, claim, policy, now } = input;
-  if (!server)
+function waitingOutcome(
+  input: ApprovalInput,
+  verdict: Exclude<Verdict, { ok: true }> | undefined,
+  plan: ApprovalPlan,
+): ConditionInput {
+  const { m, now } = input;
+  if (!verdict)
     return {
       type: C.Approved,
       status: 'False',
       reason: 'ServerNotFound',
       message: `server ${m.spec.serverRef.name} does not exist (yet)`,
     };
-  const verdict = approvalVerdict(m, server, claim, policy, now);
-  if (verdict.ok) throw new Error('waitingOutcome called for an approving verdict');
   if (verdict.retryAt !== undefined) plan.requeueAfterMs = Math.max(0, verdict.retryAt - now.getTime()) + 100;
   const reason = WAITING_REASON[verdict.code] ?? 'AwaitingApproval';
   return { type: C.Approved, status: 'False', reason, message: verdict.message };
 }
 
-export function decideApproval(input: ApprovalInput): ApprovalPlan {
+/** The Approved condition, the approval field (when approved) and what it raises. */
+function approvedCondition(input: ApprovalInput, previous: ApprovalStatus, plan: ApprovalPlan) {
   const { m, server, claim, policy, now } = input;
+  const verdict = server ? approvalVerdict(m, server, claim, policy, now) : undefined;
+  if (verdict?.ok) return approvedOutcome(input, verdict, previous, plan);
+  return { approval: undefined, condition: waitingOutcome(input, verdict, plan) };
+}
+
+export function decideApproval(input: ApprovalInput): ApprovalPlan {
+  const { m, server, claim, now } = input;
   const plan: ApprovalPlan = { events: [] };
   if (frozen(m)) return plan;
   const previous = ownedApprovalStatus(m);
   const announcement = announcementOf(claim, uidOf(m));
   const condition = (c: ConditionInput) => makeCondition(m.status?.conditions, c, now, m.metadata.generation);
   const announced = condition(announcedCondition(m, server, claim));
-  const verdict = server ? approvalVerdict(m, server, claim, policy, now) : undefined;
-  const approved = verdict?.ok ? approvedOutcome(input, verdict, previous, plan) : undefined;
+  const approved = approvedCondition(input, previous, plan);
   const next: ApprovalStatus = {
     ...compact({
       announcedAt: announcement?.announcedAt,
       notBefore: m.spec.approval?.notBefore,
       deadline: announcement?.deadline,
-      approval: approved?.approval,
+      approval: approved.approval,
     }),
-    conditions: [announced, condition(approved ? approved.condition : waitingOutcome(input, plan))],
+    conditions: [announced, condition(approved.condition)],
   };
   if (announcement && !previous.announcedAt)
     plan.events.push({ onClaim: false, type: 'Normal', reason: 'Announced', note: announced.message });

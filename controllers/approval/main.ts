@@ -3,22 +3,17 @@
 //
 //   node --import tsx controllers/approval/main.ts [common flags]
 import { runControllerBinary } from '../../lib/kube/binary.js';
+import { positiveInt } from '../shared/flags.js';
 import { PolicyStore } from '../../lib/policy/store.js';
 import { watchPolicy } from '../../lib/policy/feed.js';
 import { ApprovalReconciler } from './reconciler.js';
-
-const positive = (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`expected a positive integer, got ${v}`);
-  return n;
-};
 
 await runControllerBinary({
   name: 'approval-controller',
   description: 'Announce maintenance to claims and decide approvals (owner, standing, deadline, policy)',
   flags: (cmd) =>
     cmd
-      .option('--workers <n>', 'parallel reconciles per queue (announce, approve)', positive, 4)
+      .option('--workers <n>', 'parallel reconciles per queue (announce, approve)', positiveInt, 4)
       .option(
         '--policy-configmap <name>',
         'name of the policy ConfigMap in --namespace',

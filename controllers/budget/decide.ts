@@ -18,7 +18,7 @@ import type { ServerClaimDisruptionBudget } from '../../api/maintenance/v1alpha1
 import { maxAllowedUnavailable } from '../../webhook/rules/eviction.js';
 import { matchesSelector } from '../../webhook/selectors.js';
 import { domainOf, serverUnavailableReason } from '../../webhook/world.js';
-import { findCondition, makeCondition } from '../shared/conditions.js';
+import { makeCondition } from '../shared/conditions.js';
 import { BudgetConditions } from '../shared/names.js';
 import { parseTime } from '../shared/time.js';
 import { isTerminal, stateOf } from '../maintenance/queue.js';
@@ -260,8 +260,4 @@ export function withoutEntries(grants: readonly LedgerEntry[], drop: readonly Le
   const key = (e: LedgerEntry) => `${e.maintenanceUID}@${e.grantedAt}`;
   const gone = new Set(drop.map(key));
   return grants.filter((g) => !gone.has(key(g)));
-}
-
-export function hasCondition(budget: AnyBudget, type: string): boolean {
-  return !!findCondition(budget.status?.conditions, type);
 }

@@ -3,22 +3,17 @@
 //
 //   node --import tsx controllers/budget/main.ts [common flags]
 import { runControllerBinary } from '../../lib/kube/binary.js';
+import { positiveInt } from '../shared/flags.js';
 import { PolicyStore } from '../../lib/policy/store.js';
 import { watchPolicy } from '../../lib/policy/feed.js';
 import { BudgetReconciler } from './reconciler.js';
-
-const positive = (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`expected a positive integer, got ${v}`);
-  return n;
-};
 
 await runControllerBinary({
   name: 'budget-controller',
   description: 'Keep disruption budget status true and expire grants (TTL, ended maintenances)',
   flags: (cmd) =>
     cmd
-      .option('--workers <n>', 'parallel reconciles (one budget each)', positive, 2)
+      .option('--workers <n>', 'parallel reconciles (one budget each)', positiveInt, 2)
       .option(
         '--policy-configmap <name>',
         'name of the policy ConfigMap in --namespace',

@@ -4,17 +4,12 @@
 //   node --import tsx controllers/maintenance/main.ts [--park-mode annotation|off] [common flags]
 import { Option } from 'commander';
 import { runControllerBinary } from '../../lib/kube/binary.js';
+import { positiveInt } from '../shared/flags.js';
 import { PolicyStore } from '../../lib/policy/store.js';
 import { watchPolicy } from '../../lib/policy/feed.js';
 import { MAINTENANCE_TAINT_KEY } from '../shared/names.js';
 import { MaintenanceReconciler } from './reconciler.js';
 import type { ParkMode } from './decide.js';
-
-const positive = (v: string) => {
-  const n = Number(v);
-  if (!Number.isInteger(n) || n <= 0) throw new Error(`expected a positive integer, got ${v}`);
-  return n;
-};
 
 await runControllerBinary({
   name: 'maintenance-controller',
@@ -35,11 +30,11 @@ await runControllerBinary({
         'key of the NoBind taint put on servers in maintenance',
         MAINTENANCE_TAINT_KEY,
       )
-      .option('--workers <n>', 'parallel reconciles (one server each)', positive, 4)
+      .option('--workers <n>', 'parallel reconciles (one server each)', positiveInt, 4)
       .option(
         '--max-backoff <s>',
         'cap of the backoff taken from a denial retry hint, in seconds',
-        positive,
+        positiveInt,
         600,
       )
       .option(
