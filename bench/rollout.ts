@@ -172,10 +172,13 @@ try {
   log(`created ${fleet.servers.length} maintenances in ${Date.now() - t0} ms`);
   const w = watch;
   let lastReport = 0;
-  await waitFor(
+  // A contended machine can be far slower than ideal; give up only at 10x, and report what finished.
+  const idealMs = Math.ceil(o.servers / o.budget) * holdMs;
+  const doneCount = () => [...w.records.values()].filter((r) => r.deletedAt).length;
+  const completed = await waitFor(
     'every maintenance done',
     () => {
-      const done = [...w.records.values()].filter((r) => r.deletedAt).length;
+      const done = doneCount();
       if (Date.now() - lastReport > 10_000) {
         lastReport = Date.now();
         log(
@@ -184,15 +187,22 @@ try {
       }
       return done >= o.servers;
     },
-    Math.ceil(o.servers / o.budget) * holdMs * 4 + 300_000,
+    idealMs * 10 + 300_000,
     200,
+  ).then(
+    () => true,
+    (e: unknown) => {
+      log(`rollout did not finish: ${(e as Error).message}; reporting the ${doneCount()} that did`);
+      return false;
+    },
   );
+  const done = doneCount();
   const lastDeleted = Math.max(...[...w.records.values()].map((r) => r.deletedAt ?? 0));
-  const makespanMs = lastDeleted - t0;
-  const idealMs = Math.ceil(o.servers / o.budget) * holdMs;
+  // Unfinished: a lower bound, the time so far.
+  const makespanMs = (completed ? lastDeleted : Date.now()) - t0;
   const peak = w.checker.peak;
   log(
-    `rollout done: makespan ${(makespanMs / 1000).toFixed(1)} s, ideal ${(idealMs / 1000).toFixed(1)} s, peak in maintenance ${peak}/${o.budget}`,
+    `rollout ${completed ? 'done' : `stopped at ${done}/${o.servers}`}: makespan ${(makespanMs / 1000).toFixed(1)} s, ideal ${(idealMs / 1000).toFixed(1)} s, peak in maintenance ${peak}/${o.budget}`,
   );
   const slots = breakdown(w, o.budget, makespanMs);
   await sim.stop();
@@ -262,7 +272,9 @@ try {
     `makespan           ${(makespanMs / 1000).toFixed(1)} s  (N=${o.servers}, K=${o.budget}, T=${o.hold})`,
   );
   console.log(`ideal ceil(N/K)·T  ${(idealMs / 1000).toFixed(1)} s`);
-  console.log(`ratio              ${ratio.toFixed(3)}  (target ≤ 1.15)`);
+  console.log(
+    `ratio              ${ratio.toFixed(3)}${completed ? '' : ' or more (unfinished)'}  (target ≤ 1.15)`,
+  );
   console.log(`peak in maint.     ${peak}  (budget ${o.budget}${peak > o.budget ? ', EXCEEDED' : ''})`);
   console.log(
     `controller RSS     ${largest} MiB peak, largest of ${stack.controllers.length}  (target ≤ 200 MiB, ${o.scale} servers and claims)`,
@@ -272,6 +284,8 @@ try {
   console.log(
     JSON.stringify({
       makespan_ratio: Math.round(ratio * 1000) / 1000,
+      rollout_completed: completed,
+      rollout_done: done,
       makespan_s: Math.round(makespanMs / 100) / 10,
       ideal_s: idealMs / 1000,
       peak_in_maintenance: peak,
