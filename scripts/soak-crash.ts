@@ -19,7 +19,7 @@ import { parseArgs } from 'node:util';
 import { KubeClient } from '../lib/kube/client.js';
 import { controlPlaneDownSync, controlPlaneUp, installCRDs } from '../e2e/harness/control-plane.js';
 import { startLifecycle } from '../test/integration/lifecycle/harness.js';
-import { rollout, type RolloutResult } from '../test/integration/lifecycle/rollout.js';
+import { CHAOS_POLICY, rollout, type RolloutResult } from '../test/integration/lifecycle/rollout.js';
 
 const { values } = parseArgs({
   options: {
@@ -67,7 +67,7 @@ say(
   `soak:crash: control plane up in ${Date.now() - started} ms; ${rounds} rounds of ${servers} servers, budget ${budget}`,
 );
 
-const lc = await startLifecycle({ actorHoldMs: Number(values['hold-ms']) });
+const lc = await startLifecycle({ actorHoldMs: Number(values['hold-ms']), policy: CHAOS_POLICY });
 const results: RolloutResult[] = [];
 try {
   for (let r = 1; r <= rounds; r++) {

@@ -4,11 +4,11 @@
 // ten rounds).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { startLifecycle, type Lifecycle } from './harness.js';
-import { rollout } from './rollout.js';
+import { CHAOS_POLICY, rollout } from './rollout.js';
 
 let lc: Lifecycle;
 beforeAll(async () => {
-  lc = await startLifecycle({ actorHoldMs: 1000 });
+  lc = await startLifecycle({ actorHoldMs: 1000, policy: CHAOS_POLICY });
 }, 120_000);
 afterAll(async () => {
   await lc?.stop();

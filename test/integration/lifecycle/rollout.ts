@@ -7,7 +7,9 @@
 // - never more than K maintenances InMaintenance at once, never two on one server;
 // - no ledger entry of a maintenance that is not InMaintenance lives longer than the grant TTL, plus
 //   the longest time a killed controller was down (its successor must take the Lease and sync first);
-// and at the end: every maintenance finished, no server left tainted, parked or projected, no grant.
+// and at the end: every maintenance finished (none Failed), no server left tainted, parked or
+// projected, no grant. The scenarios run with a long park timeout: how fast the simulator parks on a
+// loaded machine is not what they test.
 import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
 import { FLEET_LABEL } from '../../../e2e/sim/fleet/fleet.js';
 import {
@@ -17,12 +19,16 @@ import {
 } from '../../../controllers/shared/names.js';
 import {
   CONTROLLERS,
+  TEST_POLICY,
   overlaps,
   peakInMaintenance,
   type ControllerName,
   type Lifecycle,
   type StateRecord,
 } from './harness.js';
+
+/** The policy crash scenarios run with: the suite's, with a park timeout no loaded machine reaches. */
+export const CHAOS_POLICY = { timeouts: { ...TEST_POLICY.timeouts, park: '5m' } };
 
 export interface RolloutOptions {
   servers: number;
@@ -200,57 +206,100 @@ async function settle(lc: Lifecycle, servers: string[], budget: string, timeoutM
   return last;
 }
 
+/** One look at the round: drop the gone ones; report and finish the Failed ones (terminal until deleted). */
+async function look(lc: Lifecycle, remaining: Set<string>, failed: Map<string, string>): Promise<void> {
+  const list = await lc.maintenances.list({ namespace: lc.ns }).catch(() => undefined);
+  if (!list) return;
+  const present = new Set(list.items.map((m: ServerMaintenance) => m.metadata.name ?? ''));
+  for (const n of [...remaining]) if (!present.has(n)) remaining.delete(n);
+  for (const m of list.items) {
+    const name = m.metadata.name ?? '';
+    if (m.status?.state !== 'Failed' || !remaining.has(name)) continue;
+    failed.set(name, m.status.conditions?.find((c) => c.type === 'Failed')?.reason ?? 'Failed');
+    await lc.maintenances.delete(name, { namespace: lc.ns }).catch(() => undefined);
+  }
+}
+
+/** Waits until every maintenance of the round is gone (or the deadline). */
+async function awaitFinish(lc: Lifecycle, names: readonly string[], deadline: number) {
+  const remaining = new Set(names);
+  const failed = new Map<string, string>();
+  while (remaining.size > 0 && Date.now() < deadline) {
+    await look(lc, remaining, failed);
+    await sleep(500);
+  }
+  return { remaining, failed };
+}
+
+interface Observed {
+  failed: Map<string, string>;
+  remaining: Set<string>;
+  history: StateRecord[];
+  servers: Set<string>;
+  chaos: ChaosStats;
+  maxIdleGrantAgeMs: number;
+  left: { stuck: string[]; grants: number };
+}
+
+/** What went wrong in a round, in words. */
+function judge(o: RolloutOptions, r: Observed): { problems: string[]; peak: number } {
+  const problems: string[] = [];
+  const list = (xs: string[]) => xs.slice(0, 5).join(', ');
+  if (r.failed.size > 0)
+    problems.push(
+      `${r.failed.size} maintenances Failed: ${list([...r.failed].map(([n, why]) => `${n} (${why})`))}`,
+    );
+  if (r.remaining.size > 0)
+    problems.push(`${r.remaining.size} maintenances did not finish: ${list([...r.remaining])}`);
+  const peak = peakInMaintenance(r.history, r.servers);
+  if (peak > o.budget) problems.push(`${peak} InMaintenance at once, budget ${o.budget}`);
+  const doubled = overlaps(r.history);
+  if (doubled.length > 0) problems.push(`two holders at once on ${list(doubled)}`);
+  // A grant may outlive its TTL only by the time the controllers that drop it were dead (a successor
+  // takes the Lease and syncs its caches first), plus a few seconds of reaction time.
+  const limit = o.ttlMs + r.chaos.maxDowntimeMs + (o.ttlSlackMs ?? 5000);
+  if (r.maxIdleGrantAgeMs > limit)
+    problems.push(`a grant outlived its TTL: ${r.maxIdleGrantAgeMs} ms > ${limit} ms`);
+  if (r.left.stuck.length > 0) problems.push(`servers stuck: ${list(r.left.stuck)}`);
+  if (r.left.grants > 0) problems.push(`${r.left.grants} grants left in the ledger`);
+  return { problems, peak };
+}
+
 export async function rollout(lc: Lifecycle, round: string, o: RolloutOptions): Promise<RolloutResult> {
   const started = Date.now();
   const historyFrom = lc.history.length;
   const { servers, budget, names } = await prepare(lc, round, o);
-  const remaining = new Set(names);
-  const stats: ChaosStats = {
+  const chaosStats: ChaosStats = {
     kills: Object.fromEntries(CONTROLLERS.map((c) => [c, 0])) as Record<ControllerName, number>,
     maxDowntimeMs: 0,
   };
   let finished = false;
   const done = () => finished;
   const grants = watchGrants(lc, budget, done);
-  const chaosLoop = chaos(lc, o, done, stats);
-  const problems: string[] = [];
-  const deadline = started + (o.timeoutMs ?? 240_000);
-  while (remaining.size > 0 && Date.now() < deadline) {
-    const list = await lc.maintenances.list({ namespace: lc.ns }).catch(() => undefined);
-    if (list) {
-      const present = new Set(list.items.map((m: ServerMaintenance) => m.metadata.name));
-      for (const n of [...remaining]) if (!present.has(n)) remaining.delete(n);
-    }
-    await sleep(500);
-  }
+  const chaosLoop = chaos(lc, o, done, chaosStats);
+  const { remaining, failed } = await awaitFinish(lc, names, started + (o.timeoutMs ?? 240_000));
   finished = true;
   await chaosLoop;
   await grants.loop;
   // Every controller runs again (the last kill may have just happened): let the undo finish.
   const left = await settle(lc, servers, budget, 30_000);
-  const history = lc.history.slice(historyFrom);
-  const serverSet = new Set(servers);
-  const peak = peakInMaintenance(history, serverSet);
-  if (remaining.size > 0)
-    problems.push(`${remaining.size} maintenances did not finish: ${[...remaining].slice(0, 5).join(', ')}`);
-  if (peak > o.budget) problems.push(`${peak} InMaintenance at once, budget ${o.budget}`);
-  const doubled = overlaps(history);
-  if (doubled.length > 0) problems.push(`two holders at once on ${doubled.join(', ')}`);
-  // A grant may outlive its TTL only by the time the controllers that drop it were dead (a successor
-  // takes the Lease and syncs its caches first), plus a few seconds of reaction time.
-  const limit = o.ttlMs + stats.maxDowntimeMs + (o.ttlSlackMs ?? 5000);
-  if (grants.stats.maxIdleGrantAgeMs > limit)
-    problems.push(`a grant outlived its TTL: ${grants.stats.maxIdleGrantAgeMs} ms > ${limit} ms`);
-  if (left.stuck.length > 0) problems.push(`servers stuck: ${left.stuck.slice(0, 5).join(', ')}`);
-  if (left.grants > 0) problems.push(`${left.grants} grants left in the ledger`);
+  const { problems, peak } = judge(o, {
+    failed,
+    remaining,
+    history: lc.history.slice(historyFrom),
+    servers: new Set(servers),
+    chaos: chaosStats,
+    maxIdleGrantAgeMs: grants.stats.maxIdleGrantAgeMs,
+    left,
+  });
   await lc.sdbs.delete(budget).catch(() => undefined);
   return {
     ok: problems.length === 0,
     problems,
     durationMs: Date.now() - started,
     maintenances: names.length,
-    kills: stats.kills,
-    maxDowntimeMs: stats.maxDowntimeMs,
+    kills: chaosStats.kills,
+    maxDowntimeMs: chaosStats.maxDowntimeMs,
     peakInMaintenance: peak,
     maxIdleGrantAgeMs: grants.stats.maxIdleGrantAgeMs,
     stuckServers: left.stuck,
