@@ -195,4 +195,41 @@ describe('approvals scoped to a maintenance uid', () => {
       return now.metadata.labels?.[LEGACY_NEEDED_LABEL] === undefined;
     });
   }, 120_000);
+
+  it('translates the legacy maintenance-approved label into approvals of what is announced then, and of nothing later', async () => {
+    const f = await lc.fleet('legacy', { servers: 1, claims: 'consumer' });
+    const claim = f.claims[0]!;
+    const server = f.servers[0]!;
+    const first = await Promise.all(['legacy-a', 'legacy-b'].map((n) => lc.maintenance(n, server)));
+    await waitFor('both announced', async () => {
+      const c = await lc.claims.get(claim.name, claim.namespace);
+      return (
+        (c.status?.maintenance?.announcements ?? []).length === 2 &&
+        c.metadata.labels?.[LEGACY_NEEDED_LABEL] === 'true'
+      );
+    });
+    // What the cloud-controller-manager does when the Node is approved: set the label on the claim.
+    await lc.claims.patch(
+      claim.name,
+      { metadata: { labels: { 'metal.ironcore.dev/maintenance-approved': 'true' } } },
+      { namespace: claim.namespace },
+    );
+    for (const m of first) await waitForGone(lc, m.metadata.name!, { timeoutMs: 60_000 });
+    for (const m of first) {
+      const ran = lc.history.filter((r) => r.uid === m.metadata.uid && r.state === 'InMaintenance');
+      expect(ran.length).toBeGreaterThan(0);
+    }
+    // The label is still on the claim, but it approved only what was announced when it was set.
+    const later = await lc.maintenance('legacy-c', server);
+    await waitForState(lc, 'legacy-c', 'Announced');
+    await sleep(4000);
+    const c = await lc.claims.get(claim.name, claim.namespace);
+    expect(c.metadata.labels?.['metal.ironcore.dev/maintenance-approved']).toBe('true');
+    expect(stateOf(await getMaintenance(lc, 'legacy-c'))).toBe('Announced');
+    expect((c.spec.maintenance?.approvals ?? []).map((a) => a.maintenanceUID)).not.toContain(
+      later.metadata.uid,
+    );
+    await finish(lc, 'legacy-c');
+    await waitForGone(lc, 'legacy-c');
+  }, 90_000);
 });
