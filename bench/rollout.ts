@@ -94,7 +94,7 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
  * Where a slot's time goes, per maintenance: admission to Ready (taint, park), the hold, and the
  * delete to gone (finalizer: unpark, untaint, release); plus the slot time no maintenance held.
  */
-function breakdown(w: FleetWatch, k: number, makespanMs: number): string[] {
+function breakdown(w: FleetWatch, sim: FleetSimulator, k: number, makespanMs: number): string[] {
   const rs = [...w.records.values()].filter((r) => r.inMaintenanceAt && r.deletedAt);
   const ready = rs.filter((r) => r.readyAt).map((r) => r.readyAt! - r.inMaintenanceAt!);
   const hold = rs.filter((r) => r.readyAt && r.deletingAt).map((r) => r.deletingAt! - r.readyAt!);
@@ -103,8 +103,10 @@ function breakdown(w: FleetWatch, k: number, makespanMs: number): string[] {
   const idle = (k * makespanMs - occupied) / Math.max(1, rs.length);
   return [
     `  InMaintenance -> Ready (taint, park)   ${seconds(mean(ready))} mean`,
+    `    of which the simulator's park        ${seconds(mean(sim.stats.parkMs))} mean (request seen -> parked)`,
     `  Ready -> delete (the actor's hold)     ${seconds(mean(hold))} mean`,
     `  delete -> gone (finalizer)             ${seconds(mean(cleanup))} mean`,
+    `    of which the simulator's unpark      ${seconds(mean(sim.stats.unparkMs))} mean`,
     `  slot idle per maintenance (refill)     ${seconds(idle)} mean over ${k} slots`,
   ];
 }
@@ -204,7 +206,7 @@ try {
   log(
     `rollout ${completed ? 'done' : `stopped at ${done}/${o.servers}`}: makespan ${(makespanMs / 1000).toFixed(1)} s, ideal ${(idealMs / 1000).toFixed(1)} s, peak in maintenance ${peak}/${o.budget}`,
   );
-  const slots = breakdown(w, o.budget, makespanMs);
+  const slots = breakdown(w, sim, o.budget, makespanMs);
   await sim.stop();
   sim = undefined;
   await watch.stop();

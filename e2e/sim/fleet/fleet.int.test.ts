@@ -178,6 +178,10 @@ describe('fleet simulator (in-process, as the fleet-simulator ServiceAccount)', 
     expect(back.metadata.annotations?.[OPERATION_ANNOTATION]).toBeUndefined();
     expect(sim.stats.parks).toBeGreaterThanOrEqual(1);
     expect(sim.stats.unparks).toBeGreaterThanOrEqual(1);
+    // Latencies from request to marker are recorded for benchmarks (a power transition: >= 100 ms).
+    expect(sim.stats.parkMs.length).toBeGreaterThanOrEqual(1);
+    expect(Math.min(...sim.stats.parkMs)).toBeGreaterThanOrEqual(100);
+    expect(sim.stats.unparkMs.length).toBeGreaterThanOrEqual(1);
   });
 
   it('releases the server when its claim is deleted, then lets the claim go', async () => {

@@ -25,6 +25,7 @@ import { errorMessage } from '../../../lib/errors.js';
 import {
   CLAIM_FINALIZER,
   DEFAULT_TIMINGS,
+  OPERATION_ANNOTATION,
   PARKED_ANNOTATION,
   chooseServer,
   claimRefOf,
@@ -76,6 +77,12 @@ export interface FleetSimulatorStats {
   holdsCompleted: number;
   /** Denial codes the webhook answered binding writes with (METAL_ERR_* → count). */
   denials: Record<string, number>;
+  /**
+   * How long each park and unpark took the simulator, from first seeing the request to writing its
+   * marker (ms): metal-operator's share of a maintenance's overhead, for benchmarks to attribute.
+   */
+  parkMs: number[];
+  unparkMs: number[];
 }
 
 /** One finished hold of the actor: when it started (see ActorStart) and when it deleted the maintenance. */
@@ -101,6 +108,8 @@ export class FleetSimulator {
     releases: 0,
     holdsCompleted: 0,
     denials: {},
+    parkMs: [],
+    unparkMs: [],
   };
   readonly holds: HoldRecord[] = [];
   readonly servers: Informer<Server>;
@@ -113,6 +122,8 @@ export class FleetSimulator {
   readonly #maintenanceApi: ResourceClient<ServerMaintenance>;
   /** (state, powerState) a server was last seen in, and since when: the clock of timed steps. */
   readonly #seen = new Map<string, { phase: string; since: number }>();
+  /** When a park or unpark request was first seen, per server. */
+  readonly #requestSeen = new Map<string, { op: string; at: number }>();
   /** Claims with neither a bound server nor a serverRef: re-evaluated when a server frees up. */
   readonly #waitingClaims = new Set<string>();
   /** Servers this process is binding right now, so two claims do not race for one in-process. */
@@ -282,6 +293,9 @@ export class FleetSimulator {
     if (!server) return;
     const ref = server.spec.serverClaimRef;
     const lookup: ClaimLookup = { claim: ref ? this.claims.getByName(ref.name, ref.namespace) : undefined };
+    const op = server.metadata.annotations?.[OPERATION_ANNOTATION];
+    if ((op === 'park' || op === 'unpark') && this.#requestSeen.get(name)?.op !== op)
+      this.#requestSeen.set(name, { op, at: Date.now() });
     const step = planServer(server, lookup, this.#elapsed(server), this.#t);
     await this.#applyServerStep(server, step);
     if (step.waitMs !== undefined) return { requeueAfterMs: step.waitMs };
@@ -307,6 +321,7 @@ export class FleetSimulator {
       if (parked === 'true' && server.metadata.annotations?.[PARKED_ANNOTATION] !== 'true')
         this.stats.parks++;
       if (parked === null) this.stats.unparks++;
+      this.#requestDone(name, parked);
     }
     if (step.releaseClaim) {
       await this.#serverApi.patch(name, {
@@ -317,6 +332,13 @@ export class FleetSimulator {
     }
     if (step.status || step.annotations || step.releaseClaim)
       this.#log.debug({ server: name, why: step.why }, 'step');
+  }
+
+  #requestDone(name: string, parked: string | null | undefined): void {
+    const seen = this.#requestSeen.get(name);
+    if (!seen || parked === undefined) return;
+    this.#requestSeen.delete(name);
+    (parked === 'true' ? this.stats.parkMs : this.stats.unparkMs).push(Date.now() - seen.at);
   }
 
   async #reconcileClaim(key: string): Promise<ReconcileResult | void> {
