@@ -17,6 +17,7 @@ import {
   startOrder,
   stateOf,
   waitForGone,
+  waitForMaintenance,
   waitForState,
   type Lifecycle,
 } from './harness.js';
@@ -52,10 +53,23 @@ describe('the queue of one server', () => {
       );
       return JSON.stringify(pos) === JSON.stringify([1, 2, 3, 4]);
     });
-    const waiting = await getMaintenance(lc, 'prio-high');
-    expect(conditionOf(waiting, 'Admitted')).toMatchObject({ status: 'False', reason: 'ServerBusy' });
-    const s = await lc.servers.get(server);
-    expect(s.status?.maintenance).toMatchObject({ state: 'InMaintenance', pending: 4 });
+    // Once approved (not required: unclaimed), what keeps them waiting is the holder.
+    const waiting = await waitForMaintenance(
+      lc,
+      'prio-high',
+      'ServerBusy',
+      (m) => conditionOf(m, 'Admitted')?.reason === 'ServerBusy',
+    );
+    expect(stateOf(waiting)).toBe('Approved');
+    // The projection follows in the same reconcile, after the maintenances' statuses.
+    const s = await waitFor('the projection counts the queue', async () => {
+      const now = await lc.servers.get(server);
+      return now.status?.maintenance?.pending === 4 ? now : undefined;
+    });
+    expect(s.status?.maintenance).toMatchObject({
+      state: 'InMaintenance',
+      activeMaintenanceRef: { name: 'prio-first' },
+    });
 
     await finish(lc, 'prio-first');
     // The simulated actor finishes each 0.8 s after it is Ready.
