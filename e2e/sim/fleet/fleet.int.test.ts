@@ -184,6 +184,22 @@ describe('fleet simulator (in-process, as the fleet-simulator ServiceAccount)', 
     expect(sim.stats.unparkMs.length).toBeGreaterThanOrEqual(1);
   });
 
+  it('does not release a server whose claim is missing from its cache but exists', async () => {
+    // The claim lacks the fleet label, so the simulator's claim cache never holds it: like a claim
+    // created a moment before the server, which the cache has not seen yet.
+    await claims().create({
+      metadata: { name: 'unseen', namespace: ns },
+      spec: { power: 'On', image: 'img:1' },
+    });
+    await servers().create(newServer('e', { serverClaimRef: { name: 'unseen', namespace: ns } }));
+    await waitServer(
+      'e',
+      'Reserved and On',
+      (s) => s.status?.state === 'Reserved' && s.status.powerState === 'On',
+    );
+    expect((await getServer('e')).spec.serverClaimRef?.name).toBe('unseen');
+  });
+
   it('releases the server when its claim is deleted, then lets the claim go', async () => {
     await claims().delete('gpu', { namespace: ns });
     const freed = await waitServer(

@@ -205,16 +205,7 @@ export async function seedFleet(client: KubeClient, plan: FleetPlan, o: SeedOpti
     );
     tick();
   }
-  await inParallel(plan.servers, concurrency, async (s) => {
-    await createOrKeep(() => servers.create(s));
-    if (plan.prebound) {
-      const status = s.spec.serverClaimRef
-        ? { state: 'Reserved', powerState: 'On' }
-        : { state: 'Available', powerState: 'Off' };
-      await servers.patch(s.metadata.name!, { status }, { subresource: 'status' });
-    }
-    tick();
-  });
+  // Claims before the servers bound to them: a server whose claim does not exist gets released.
   await inParallel(plan.claims, concurrency, async (c) => {
     await createOrKeep(() => claims.create(c));
     if (plan.prebound)
@@ -223,6 +214,16 @@ export async function seedFleet(client: KubeClient, plan: FleetPlan, o: SeedOpti
         { status: { phase: 'Bound' } },
         { namespace: c.metadata.namespace, subresource: 'status' },
       );
+    tick();
+  });
+  await inParallel(plan.servers, concurrency, async (s) => {
+    await createOrKeep(() => servers.create(s));
+    if (plan.prebound) {
+      const status = s.spec.serverClaimRef
+        ? { state: 'Reserved', powerState: 'On' }
+        : { state: 'Available', powerState: 'Off' };
+      await servers.patch(s.metadata.name!, { status }, { subresource: 'status' });
+    }
     tick();
   });
   for (const b of plan.serverBudgets) await createOrKeep(() => sdbs.create(b));

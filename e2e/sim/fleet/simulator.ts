@@ -292,7 +292,11 @@ export class FleetSimulator {
     const server = this.servers.getByName(name);
     if (!server) return;
     const ref = server.spec.serverClaimRef;
-    const lookup: ClaimLookup = { claim: ref ? this.claims.getByName(ref.name, ref.namespace) : undefined };
+    let claim = ref ? this.claims.getByName(ref.name, ref.namespace) : undefined;
+    // Missing from the cache is not gone: a claim created moments ago may not have arrived yet, and
+    // releasing (powering off, clearing the binding) is not undone. Ask the API server first.
+    if (ref && !claim) claim = await this.#claimApi.find(ref.name, ref.namespace);
+    const lookup: ClaimLookup = { claim };
     const op = server.metadata.annotations?.[OPERATION_ANNOTATION];
     if ((op === 'park' || op === 'unpark') && this.#requestSeen.get(name)?.op !== op)
       this.#requestSeen.set(name, { op, at: Date.now() });
