@@ -82,12 +82,36 @@ describe('reserveGrants', () => {
     expect(store.peek(RACKS)?.status?.grants?.[0]?.domain).toBe('r7');
   });
 
-  it('is idempotent: a second call finds its grant and writes nothing', async () => {
+  it('is idempotent: a second call finds its grant and renews it in place, adding no entry', async () => {
     const store = new MemoryBudgetStore([{ ref: FLEET, budget: sdb('fleet', 1) }]);
     await reserveGrants(store, planFor(1), false, fast);
-    const again = await reserveGrants(store, planFor(1), false, fast);
+    const later = new Date(NOW.getTime() + 60_000);
+    const again = await reserveGrants(store, planFor(1), false, { ...fast, clock: () => later });
     expect(again).toMatchObject({ granted: true, written: [], alreadyHeld: [FLEET] });
-    expect(store.writes).toBe(1);
+    expect(uids(store, FLEET)).toEqual(['uid-1']);
+    expect(store.peek(FLEET)!.status!.grants![0]!.grantedAt).toBe(later.toISOString());
+    expect(store.writes).toBe(2);
+  });
+
+  it('grants afresh when the budget controller expires the held entry while it is being renewed', async () => {
+    let expireNext = false;
+    const store = new MemoryBudgetStore([{ ref: FLEET, budget: sdb('fleet', 1) }], {
+      beforeReplace: (ref, s) => {
+        if (!expireNext) return;
+        expireNext = false;
+        // The TTL expiry lands first: the entry is gone and the resourceVersion moved on.
+        const b = structuredClone(s.peek(ref)!);
+        b.status = { ...b.status, grants: [] };
+        s.put(ref, b);
+      },
+    });
+    await reserveGrants(store, planFor(1), false, fast);
+    expireNext = true;
+    const later = new Date(NOW.getTime() + 60_000);
+    const again = await reserveGrants(store, planFor(1), false, { ...fast, clock: () => later });
+    expect(again).toMatchObject({ granted: true, written: [FLEET], conflicts: 1 });
+    expect(uids(store, FLEET)).toEqual(['uid-1']);
+    expect(store.peek(FLEET)!.status!.grants![0]!.grantedAt).toBe(later.toISOString());
   });
 
   it('releases earlier reservations when a later budget refuses, and says which budget and why', async () => {
@@ -118,15 +142,15 @@ describe('reserveGrants', () => {
     expect(uids(store, FLEET)).toEqual([]);
   });
 
-  it('does not release a grant an earlier call wrote', async () => {
+  it('releases a renewed grant too when a later budget refuses (it would only hold a slot)', async () => {
     const store = new MemoryBudgetStore([
       { ref: FLEET, budget: sdb('fleet', 5) },
       { ref: TENANT, budget: scdb(0) },
     ]);
     await reserveGrants(store, planFor(1, [FLEET]), false, fast);
     const result = await reserveGrants(store, planFor(1, [FLEET, TENANT]), false, fast);
-    expect(result).toMatchObject({ granted: false, released: [] });
-    expect(uids(store, FLEET)).toEqual(['uid-1']);
+    expect(result).toMatchObject({ granted: false, released: [FLEET] });
+    expect(uids(store, FLEET)).toEqual([]);
   });
 
   it('re-reads and retries after a conflict, with a growing, capped, jittered backoff', async () => {

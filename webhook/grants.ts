@@ -193,7 +193,29 @@ async function reserveOne(
       ledgerCap: plan.ledgerCap,
       finishedOnServer: finished,
     });
-    if (room.kind === 'present') return { kind: 'held' };
+    if (room.kind === 'present') {
+      if (dryRun) return { kind: 'held' };
+      // Renew the earlier grant with a compare-and-swap instead of trusting it as read: the budget
+      // controller may be expiring it by TTL right now, and its removal is a CAS too, so exactly one
+      // of the two writes wins and the loser re-reads (an expired entry is then granted afresh).
+      const renewed = structuredClone(budget);
+      renewed.status = {
+        ...renewed.status,
+        grants: (renewed.status?.grants ?? []).map((g) =>
+          g.maintenanceUID === plan.maintenance.uid ? { ...g, grantedAt: run.o.clock().toISOString() } : g,
+        ),
+      };
+      try {
+        await store.replaceStatus(r.ref, renewed);
+        return { kind: 'held' };
+      } catch (e) {
+        if (!isConflictError(e)) return { kind: 'denied', denial: storeDenial(r, e) };
+        run.attemptsCount.conflicts++;
+        run.o.onConflict?.(r.ref);
+        await run.backoff(r.ref, attempt);
+        continue;
+      }
+    }
     if (room.kind === 'denied') {
       const { kind: _k, ...denial } = room;
       return { kind: 'denied', denial: { ...denial, ref: r.ref } };
@@ -255,10 +277,11 @@ export async function releaseGrants(
 }
 
 /**
- * Takes room in every budget of the plan, or in none: grants written by this call are released when a
- * later budget refuses (a release that fails is left to the budget controller's TTL). Idempotent: a
- * budget whose ledger already holds this maintenance uid counts as reserved and is not written again,
- * and is not released on failure (an earlier call wrote it). Dry run: checks room, writes nothing.
+ * Takes room in every budget of the plan, or in none: grants written or renewed by this call are
+ * released when a later budget refuses (a release that fails is left to the budget controller's TTL).
+ * Idempotent: a budget whose ledger already holds this maintenance uid counts as reserved; its entry's
+ * grantedAt is renewed by compare-and-swap, so a concurrent TTL expiry cannot leave an admitted
+ * maintenance without a ledger entry. Dry run: checks room, writes nothing.
  */
 export async function reserveGrants(
   store: BudgetStore,
@@ -272,9 +295,11 @@ export async function reserveGrants(
   for (const r of plan.reservations) {
     const outcome = await reserveOne(store, plan, r, run, dryRun);
     if (outcome.kind === 'denied') {
+      // Renewed grants go too: this maintenance is not InMaintenance (else no eviction review would
+      // ask), so a grant kept for it would only hold a slot others could use.
       const undo = dryRun
         ? { released: [], failed: [] }
-        : await releaseGrants(store, written, plan.maintenance.uid, options);
+        : await releaseGrants(store, [...alreadyHeld, ...written], plan.maintenance.uid, options);
       return {
         granted: false,
         dryRun,
