@@ -165,6 +165,45 @@ const storeDenial = (r: BudgetReservation, e: unknown): BudgetDenial => ({
   ref: r.ref,
 });
 
+/** The budget with this maintenance's ledger entry renewed (grantedAt = now). */
+function withRenewedGrant(budget: AnyBudget, uid: string, now: Date): AnyBudget {
+  const next = structuredClone(budget);
+  next.status = {
+    ...next.status,
+    grants: (next.status?.grants ?? []).map((g) =>
+      g.maintenanceUID === uid ? { ...g, grantedAt: now.toISOString() } : g,
+    ),
+  };
+  return next;
+}
+
+/** The budget with a new ledger entry for this maintenance. */
+function withNewGrant(budget: AnyBudget, plan: GrantPlan, r: BudgetReservation, now: Date): AnyBudget {
+  const next = structuredClone(budget);
+  next.status = { ...next.status, grants: [...(next.status?.grants ?? []), ledgerEntry(plan, r, now)] };
+  return next;
+}
+
+/** One compare-and-swap write: 'conflict' means re-read and try again (after backoff). */
+async function casWrite(
+  store: BudgetStore,
+  r: BudgetReservation,
+  next: AnyBudget,
+  run: Run,
+  attempt: number,
+): Promise<'ok' | 'conflict' | StepOutcome> {
+  try {
+    await store.replaceStatus(r.ref, next);
+    return 'ok';
+  } catch (e) {
+    if (!isConflictError(e)) return { kind: 'denied', denial: storeDenial(r, e) };
+    run.attemptsCount.conflicts++;
+    run.o.onConflict?.(r.ref);
+    await run.backoff(r.ref, attempt);
+    return 'conflict';
+  }
+}
+
 /** Reserves (or, in a dry run, only checks) room in one budget. */
 async function reserveOne(
   store: BudgetStore,
@@ -193,48 +232,22 @@ async function reserveOne(
       ledgerCap: plan.ledgerCap,
       finishedOnServer: finished,
     });
-    if (room.kind === 'present') {
-      if (dryRun) return { kind: 'held' };
-      // Renew the earlier grant with a compare-and-swap instead of trusting it as read: the budget
-      // controller may be expiring it by TTL right now, and its removal is a CAS too, so exactly one
-      // of the two writes wins and the loser re-reads (an expired entry is then granted afresh).
-      const renewed = structuredClone(budget);
-      renewed.status = {
-        ...renewed.status,
-        grants: (renewed.status?.grants ?? []).map((g) =>
-          g.maintenanceUID === plan.maintenance.uid ? { ...g, grantedAt: run.o.clock().toISOString() } : g,
-        ),
-      };
-      try {
-        await store.replaceStatus(r.ref, renewed);
-        return { kind: 'held' };
-      } catch (e) {
-        if (!isConflictError(e)) return { kind: 'denied', denial: storeDenial(r, e) };
-        run.attemptsCount.conflicts++;
-        run.o.onConflict?.(r.ref);
-        await run.backoff(r.ref, attempt);
-        continue;
-      }
-    }
     if (room.kind === 'denied') {
       const { kind: _k, ...denial } = room;
       return { kind: 'denied', denial: { ...denial, ref: r.ref } };
     }
-    if (dryRun) return { kind: 'written' };
-    const next = structuredClone(budget);
-    next.status = {
-      ...next.status,
-      grants: [...(next.status?.grants ?? []), ledgerEntry(plan, r, run.o.clock())],
-    };
-    try {
-      await store.replaceStatus(r.ref, next);
-      return { kind: 'written' };
-    } catch (e) {
-      if (!isConflictError(e)) return { kind: 'denied', denial: storeDenial(r, e) };
-      run.attemptsCount.conflicts++;
-      run.o.onConflict?.(r.ref);
-      await run.backoff(r.ref, attempt);
-    }
+    const held = room.kind === 'present';
+    if (dryRun) return { kind: held ? 'held' : 'written' };
+    // A held grant is renewed by compare-and-swap rather than trusted as read: the budget controller
+    // may be expiring it by TTL right now, and its removal is a CAS too, so exactly one of the two
+    // writes wins and the loser re-reads (an expired entry is then granted afresh).
+    const now = run.o.clock();
+    const next = held
+      ? withRenewedGrant(budget, plan.maintenance.uid, now)
+      : withNewGrant(budget, plan, r, now);
+    const outcome = await casWrite(store, r, next, run, attempt);
+    if (outcome === 'ok') return { kind: held ? 'held' : 'written' };
+    if (outcome !== 'conflict') return outcome;
   }
   return { kind: 'denied', denial: conflictDenial(r, run.o.maxAttempts) };
 }
