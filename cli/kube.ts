@@ -73,23 +73,3 @@ export async function listAllOrNone<T extends KubeObject>(
     throw e;
   }
 }
-
-/**
- * DELETE with a uid precondition, honouring dry run. The API server reads DeleteOptions from the
- * body when there is one and then ignores query parameters, so dryRun must travel in the body
- * (ResourceClient.delete sends it as a query parameter next to a body, where it is ignored).
- */
-export async function deleteObject<T extends KubeObject>(
-  res: ResourceClient<T>,
-  name: string,
-  o: { namespace?: string; uid?: string; dryRun?: boolean },
-): Promise<void> {
-  await res.client.request('DELETE', res.path(o.namespace, name), {
-    body: {
-      apiVersion: 'v1',
-      kind: 'DeleteOptions',
-      ...(o.uid ? { preconditions: { uid: o.uid } } : {}),
-      ...(o.dryRun ? { dryRun: ['All'] } : {}),
-    },
-  });
-}

@@ -6,7 +6,7 @@ import { isAlreadyExists, isNotFound, KubeApiError } from '../lib/kube/errors.js
 import { updateWithRetry } from '../lib/kube/status-writer.js';
 import { MetalError, errorMessage } from '../lib/errors.js';
 import type { KubeObject } from '../api/schema/meta.js';
-import { deleteObject, listAllOrNone, type Api } from './kube.js';
+import { listAllOrNone, type Api } from './kube.js';
 import {
   claimAfter,
   isReplacementOf,
@@ -174,9 +174,9 @@ async function deleteLegacy(
       `replacement ${namespace}/${name} does not exist (or was not converted from it); the legacy object stays`,
     );
   try {
-    await deleteObject(a.legacy, action.legacy.metadata.name!, {
+    await a.legacy.delete(action.legacy.metadata.name!, {
       namespace: action.legacy.metadata.namespace,
-      uid: action.legacy.metadata.uid,
+      preconditions: { uid: action.legacy.metadata.uid },
       dryRun,
     });
   } catch (e) {

@@ -386,10 +386,9 @@ export class ResourceClient<T extends KubeObject> {
     if (options.propagationPolicy) body.propagationPolicy = options.propagationPolicy;
     if (options.preconditions) body.preconditions = options.preconditions;
     if (options.gracePeriodSeconds !== undefined) body.gracePeriodSeconds = options.gracePeriodSeconds;
-    return this.client.request('DELETE', this.path(options.namespace, name), {
-      body,
-      query: { dryRun: options.dryRun ? 'All' : undefined },
-    });
+    // With a DeleteOptions body the API server takes dryRun from the body and ignores the query.
+    if (options.dryRun) body.dryRun = ['All'];
+    return this.client.request('DELETE', this.path(options.namespace, name), { body });
   }
 }
 

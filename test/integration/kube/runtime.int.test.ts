@@ -69,6 +69,19 @@ describe('controller runtime', () => {
     expect(conflicts).toBeGreaterThan(0);
   });
 
+  test('a dry-run delete deletes nothing; a delete with a stale uid precondition is refused', async () => {
+    const ns = await freshNamespace(admin, 'delete');
+    const cms = admin.resource<ConfigMap>(Core.ConfigMap);
+    const cm = await cms.create({ metadata: { name: 'keep', namespace: ns } });
+    await cms.delete('keep', { namespace: ns, dryRun: true });
+    expect((await cms.get('keep', ns)).metadata.uid).toBe(cm.metadata.uid);
+    await expect(
+      cms.delete('keep', { namespace: ns, preconditions: { uid: 'not-this-one' } }),
+    ).rejects.toThrow(/Conflict|Precondition/);
+    await cms.delete('keep', { namespace: ns, preconditions: { uid: cm.metadata.uid } });
+    expect(await cms.find('keep', ns)).toBeUndefined();
+  });
+
   test('repeated Events on one object become one Event with a series count', async () => {
     const ns = await freshNamespace(admin, 'events');
     const cms = admin.resource<ConfigMap>(Core.ConfigMap);
