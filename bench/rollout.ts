@@ -12,7 +12,7 @@
 // 4. More servers and claims until --scale of each exist; once every controller's cache holds them,
 //    each controller's peak RSS (VmHWM from /proc/<pid>/status).
 // The last line printed is one JSON object.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -85,6 +85,94 @@ async function cached(stack: Stack, controller: string, resource: string): Promi
     text,
   );
   return m ? Number(m[1]) : undefined;
+}
+
+/** Prometheus text -> samples (name, labels, value); enough of the format for our own /metrics. */
+function samples(text: string): { name: string; labels: Record<string, string>; value: number }[] {
+  const out: { name: string; labels: Record<string, string>; value: number }[] = [];
+  for (const line of text.split('\n')) {
+    const m = /^([a-zA-Z_:][\w:]*)(?:\{(.*)\})? (\S+)$/.exec(line);
+    if (!m) continue;
+    const labels: Record<string, string> = {};
+    for (const l of (m[2] ?? '').matchAll(/(\w+)="((?:[^"\\]|\\.)*)"/g)) labels[l[1]!] = l[2]!;
+    out.push({ name: m[1]!, labels, value: Number(m[3]) });
+  }
+  return out;
+}
+
+/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+interface Work {
+  cpu_s: number;
+  reconciles: number;
+  writes: number;
+  writes_by: Record<string, number>;
+  queue_wait_mean_ms: number;
+  queue_wait_over_1s: number;
+  reconcile_mean_ms: number;
+  requeues: Record<string, number>;
+  ratelimited: number;
+  ratelimit_delay_s: number;
+  conflicts: number;
+  /** InMaintenance attempts by result (maintenance controller). */
+  attempts: Record<string, number>;
+}
+
+/**
+ * What each controller did, from its /metrics: load-independent counts (reconciles, API writes,
+ * planned requeues by reason, retries the token bucket delayed) next to the queue waits and CPU.
+ */
+async function work(stack: Stack): Promise<Record<string, Work>> {
+  const out: Record<string, Work> = {};
+  for (const c of stack.controllers) {
+    const all = samples(await stack.metrics(c.name).catch(() => ''));
+    const sum = (name: string, f: (l: Record<string, string>) => boolean = () => true) =>
+      all.filter((x) => x.name === name && f(x.labels)).reduce((a, x) => a + x.value, 0);
+    /** Values of one metric summed by a key made of its labels (undefined: left out). */
+    const by = (name: string, key: (l: Record<string, string>) => string | undefined) => {
+      const r: Record<string, number> = {};
+      for (const x of all) {
+        const k = x.name === name ? key(x.labels) : undefined;
+        if (k !== undefined) r[k] = (r[k] ?? 0) + x.value;
+      }
+      return r;
+    };
+    const writes_by = by('metal_api_requests_total', (l) =>
+      ['GET', 'LIST'].includes(l.verb ?? '')
+        ? undefined
+        : `${l.verb} ${l.resource}${l.code?.startsWith('2') ? '' : ` ${l.code}`}`,
+    );
+    const waits = sum('metal_workqueue_queue_duration_seconds_count');
+    const le1 = sum('metal_workqueue_queue_duration_seconds_bucket', (l) => l.le === '1');
+    out[c.name] = {
+      cpu_s: cpuSeconds(c.pid),
+      reconciles: sum('metal_reconcile_total'),
+      writes: Object.values(writes_by).reduce((a, b) => a + b, 0),
+      writes_by,
+      queue_wait_mean_ms: Math.round((sum('metal_workqueue_queue_duration_seconds_sum') / waits) * 1000),
+      queue_wait_over_1s: waits - le1,
+      reconcile_mean_ms: Math.round(
+        (sum('metal_reconcile_duration_seconds_sum') / sum('metal_reconcile_duration_seconds_count')) * 1000,
+      ),
+      requeues: by('metal_reconcile_requeues_total', (l) => `${l.controller}/${l.reason}`),
+      ratelimited: sum('metal_workqueue_ratelimit_delay_seconds_count'),
+      ratelimit_delay_s: Math.round(sum('metal_workqueue_ratelimit_delay_seconds_sum') * 10) / 10,
+      conflicts: sum('metal_status_conflicts_total'),
+      attempts: {
+        ...by('metal_maintenance_admission_attempts_total', (l) => l.result),
+        ...by('metal_maintenance_decisions_denied_total', (l) => `denied ${l.reason}`),
+      },
+    };
+  }
+  return out;
 }
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
@@ -207,6 +295,8 @@ try {
     `rollout ${completed ? 'done' : `stopped at ${done}/${o.servers}`}: makespan ${(makespanMs / 1000).toFixed(1)} s, ideal ${(idealMs / 1000).toFixed(1)} s, peak in maintenance ${peak}/${o.budget}`,
   );
   const slots = breakdown(w, sim, o.budget, makespanMs);
+  const did = await work(stack);
+  const loadAfterRollout = loadavg().map((x) => Math.round(x * 100) / 100);
   await sim.stop();
   sim = undefined;
   await watch.stop();
@@ -284,6 +374,25 @@ try {
   console.log("where a slot's time went:");
   for (const line of slots) console.log(line);
   console.log(
+    `what the controllers did in the rollout (load average after it: ${loadAfterRollout.join(' ')}):`,
+  );
+  for (const [name, d] of Object.entries(did)) {
+    console.log(
+      `  ${name.padEnd(12)} cpu ${d.cpu_s.toFixed(1)} s, ${d.reconciles} reconciles (mean ${d.reconcile_mean_ms} ms), ` +
+        `${d.writes} writes (${(d.writes / o.servers).toFixed(1)}/maintenance), queue wait mean ${d.queue_wait_mean_ms} ms ` +
+        `(${d.queue_wait_over_1s} waits > 1 s), ${d.ratelimited} retries delayed by the token bucket (${d.ratelimit_delay_s} s), ` +
+        `${d.conflicts} write conflicts`,
+    );
+    const top = (r: Record<string, number>) =>
+      Object.entries(r)
+        .sort(([, a], [, b]) => b - a)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(', ');
+    console.log(`    writes: ${top(d.writes_by)}`);
+    if (Object.keys(d.requeues).length > 0) console.log(`    requeues: ${top(d.requeues)}`);
+    if (Object.keys(d.attempts).length > 0) console.log(`    InMaintenance attempts: ${top(d.attempts)}`);
+  }
+  console.log(
     JSON.stringify({
       makespan_ratio: Math.round(ratio * 1000) / 1000,
       rollout_completed: completed,
@@ -297,6 +406,8 @@ try {
       rss_mib: largest,
       rss_by_controller: rss,
       scale: o.scale,
+      work: did,
+      loadavg_after_rollout: loadAfterRollout,
       // Other work on the machine skews every figure above; say how busy it was.
       loadavg_1m: Math.round(loadavg()[0]! * 100) / 100,
       cpus: cpus().length,

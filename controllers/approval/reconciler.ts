@@ -176,7 +176,9 @@ export class ApprovalReconciler {
         `maintenance ${objectKey(m.metadata)} (${what}) is announced`,
       );
     }
-    return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : undefined;
+    return plan.requeueAfterMs !== undefined
+      ? { requeueAfterMs: plan.requeueAfterMs, reason: 'deferral' }
+      : undefined;
   }
 
   /** Announcements, then the legacy label; the claim as last written (undefined: it is gone). */
@@ -228,6 +230,8 @@ export class ApprovalReconciler {
       this.#mgr.events.record(target, e.type, e.reason, 'Approve', e.note);
       if (e.reason === 'DeadlineReached' && !e.onClaim) this.#metrics.escalations.inc();
     }
-    return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs } : undefined;
+    return plan.requeueAfterMs !== undefined
+      ? { requeueAfterMs: plan.requeueAfterMs, reason: 'verdict' }
+      : undefined;
   }
 }

@@ -241,7 +241,9 @@ export class BudgetReconciler {
       status,
       budget.status?.grants?.length ?? 0,
     );
-    return wakeAt !== undefined ? { requeueAfterMs: Math.max(0, wakeAt - now.getTime()) + 100 } : undefined;
+    return wakeAt !== undefined
+      ? { requeueAfterMs: Math.max(0, wakeAt - now.getTime()) + 100, reason: 'expiry' }
+      : undefined;
   }
 
   #compute(budget: AnyBudget, now: Date): ComputedStatus {

@@ -279,7 +279,7 @@ export class MaintenanceReconciler {
         { server: serverName, err: errorMessage(e) },
         'write lost a compare-and-swap; looking again',
       );
-      return { requeueAfterMs: 100 };
+      return { requeueAfterMs: 100, reason: 'conflict' };
     }
   }
 
@@ -303,9 +303,15 @@ export class MaintenanceReconciler {
     this.#record(plan);
     if (plan.attempt) {
       const again = await this.#attempt(serverName, plan.attempt);
-      if (again !== undefined) return { requeueAfterMs: Math.min(again, plan.requeueAfterMs ?? Infinity) };
+      if (again !== undefined)
+        return {
+          requeueAfterMs: Math.min(again.ms, plan.requeueAfterMs ?? Infinity),
+          reason: again.reason,
+        };
     }
-    return plan.requeueAfterMs !== undefined ? { requeueAfterMs: plan.requeueAfterMs + 50 } : undefined;
+    return plan.requeueAfterMs !== undefined
+      ? { requeueAfterMs: plan.requeueAfterMs + 50, reason: 'timer' }
+      : undefined;
   }
 
   /** Taint (compare-and-swap), park request and projection, in that order. */
@@ -410,7 +416,7 @@ export class MaintenanceReconciler {
   }
 
   /** Tries the InMaintenance transition; returns a requeue delay, or undefined to use the plan's. */
-  async #attempt(serverName: string, attempt: Attempt): Promise<number | undefined> {
+  async #attempt(serverName: string, attempt: Attempt): Promise<{ ms: number; reason: string } | undefined> {
     const { m, status } = attempt;
     try {
       const written = await this.#writeStatus({ m, status });
@@ -432,7 +438,7 @@ export class MaintenanceReconciler {
         `InMaintenance on server ${serverName} (approval: ${m.status?.approval?.source ?? 'NotRequired'})`,
       );
       // Look again at once: the taint value, park request and projection follow the new holder.
-      return 0;
+      return { ms: 0, reason: 'admitted' };
     } catch (e) {
       const denial = admissionDenial(e);
       if (!denial) {
@@ -451,7 +457,7 @@ export class MaintenanceReconciler {
         { server: serverName, maintenance: m.metadata.name, code: denial.code, delay },
         'InMaintenance denied',
       );
-      return delay;
+      return { ms: delay, reason: BUDGET_REASONS.has(denial.reason) ? 'denied-budget' : 'denied' };
     }
   }
 

@@ -38,6 +38,27 @@ export interface KubeClientOptions {
   userAgent?: string;
 }
 
+/** One finished request, for metrics: what, on which resource, with which status, how long. */
+export interface RequestRecord {
+  /** GET, LIST, POST, PUT, PATCH, APPLY (server-side apply), DELETE. */
+  verb: string;
+  /** Plural resource, with `/status` for the subresource. */
+  resource: string;
+  /** HTTP status; 0 when no answer came. */
+  code: number;
+  ms: number;
+}
+
+/** `plural[/subresource]` and whether a collection was addressed, from an API path. */
+export function resourceOfPath(path: string): { resource: string; collection: boolean } {
+  const parts = path.split('?')[0]!.split('/').filter(Boolean);
+  // /api/v1/... or /apis/group/version/...
+  let rest = parts[0] === 'api' ? parts.slice(2) : parts.slice(3);
+  if (rest[0] === 'namespaces' && rest.length > 2) rest = rest.slice(2);
+  const [plural = '', name, sub] = rest;
+  return { resource: sub ? `${plural}/${sub}` : plural, collection: name === undefined };
+}
+
 interface AuthState {
   headers: Record<string, string>;
   loadedAt: number;
@@ -51,6 +72,7 @@ export class KubeClient {
   readonly #authRefreshMs: number;
   readonly #userAgent: string;
   #auth: Promise<AuthState> | undefined;
+  #observers: ((r: RequestRecord) => void)[] = [];
 
   private constructor(kc: KubeConfig, tls: https.RequestOptions, options: KubeClientOptions) {
     const cluster = kc.getCurrentCluster();
@@ -102,6 +124,24 @@ export class KubeClient {
 
   async close(): Promise<void> {
     await this.#agent.close();
+  }
+
+  /** Calls `fn` after every request (not watches) with what it was and how it ended. */
+  observe(fn: (r: RequestRecord) => void): void {
+    this.#observers.push(fn);
+  }
+
+  #record(method: string, path: string, options: RequestOptions, code: number, startedAt: number): void {
+    if (this.#observers.length === 0) return;
+    const { resource, collection } = resourceOfPath(path);
+    const verb =
+      method === 'GET' && collection
+        ? 'LIST'
+        : method === 'PATCH' && options.contentType === CONTENT_TYPES.apply
+          ? 'APPLY'
+          : method;
+    const r = { verb, resource, code, ms: Date.now() - startedAt };
+    for (const fn of this.#observers) fn(r);
   }
 
   async #authHeaders(): Promise<Record<string, string>> {
@@ -166,13 +206,18 @@ export class KubeClient {
   /** One request; non-2xx answers become KubeApiError carrying the Status. */
   async request<T>(method: Dispatcher.HttpMethod, path: string, options: RequestOptions = {}): Promise<T> {
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
-    const res = await this.#dispatch(method, path, options, timeoutMs);
+    const startedAt = Date.now();
+    let res: Dispatcher.ResponseData;
     let text: string;
     try {
+      res = await this.#dispatch(method, path, options, timeoutMs);
       text = await res.body.text();
     } catch (e) {
+      this.#record(method, path, options, 0, startedAt);
+      if (e instanceof KubeTransportError) throw e;
       throw new KubeTransportError(method, path, e);
     }
+    this.#record(method, path, options, res.statusCode, startedAt);
     if (res.statusCode >= 200 && res.statusCode < 300) {
       return (text ? JSON.parse(text) : undefined) as T;
     }

@@ -10,6 +10,8 @@ import type { RuntimeMetrics } from './metrics.js';
 export interface ReconcileResult {
   /** Look at this key again after this long, even if nothing changes (deadlines, timeouts). */
   requeueAfterMs?: number;
+  /** Why it looks again (a metrics label: a small fixed set per controller). */
+  reason?: string;
 }
 
 export interface ControllerOptions {
@@ -32,7 +34,17 @@ export class Controller {
   constructor(options: ControllerOptions) {
     this.name = options.name;
     this.#o = options;
-    this.queue = new WorkQueue<string>(options.queue);
+    const m = options.metrics;
+    const labels = { controller: options.name };
+    this.queue = new WorkQueue<string>({
+      ...options.queue,
+      ...(m
+        ? {
+            onWait: (ms: number) => m.queueWait.observe(labels, ms / 1000),
+            onRateLimited: (ms: number) => m.rateLimitDelay.observe(labels, ms / 1000),
+          }
+        : {}),
+    });
     this.#log = (options.logger ?? silentLogger).child({ controller: options.name });
   }
 
@@ -76,6 +88,7 @@ export class Controller {
         if (result?.requeueAfterMs !== undefined) {
           this.queue.addAfter(key, result.requeueAfterMs);
           m?.reconciles.inc({ controller: this.name, result: 'requeue' });
+          m?.requeues.inc({ controller: this.name, reason: result.reason ?? 'unspecified' });
         } else {
           m?.reconciles.inc({ controller: this.name, result: 'success' });
         }

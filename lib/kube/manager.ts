@@ -77,6 +77,10 @@ export class Manager {
       (options.leaderElection && options.leaderElection.identity) || `${hostname()}_${process.pid}`;
     this.registry = createRegistry(options.name);
     this.metrics = new RuntimeMetrics(this.registry);
+    options.client.observe((r) => {
+      this.metrics.apiRequests.inc({ verb: r.verb, resource: r.resource, code: String(r.code) });
+      this.metrics.apiRequestDuration.observe({ verb: r.verb }, r.ms / 1000);
+    });
     this.status = new StatusWriter(options.fieldManager ?? `metal-maintenance/${options.name}`, {
       onConflict: (resource) => this.metrics.statusConflicts.inc({ resource }),
     });

@@ -14,6 +14,11 @@ export class RuntimeMetrics {
   readonly reconcileDuration: Histogram<'controller'>;
   readonly queueDepth: Gauge<'controller'>;
   readonly queueRetries: Counter<'controller'>;
+  readonly queueWait: Histogram<'controller'>;
+  readonly rateLimitDelay: Histogram<'controller'>;
+  readonly requeues: Counter<'controller' | 'reason'>;
+  readonly apiRequests: Counter<'verb' | 'resource' | 'code'>;
+  readonly apiRequestDuration: Histogram<'verb'>;
   readonly informerEvents: Gauge<'resource'>;
   readonly informerRelists: Gauge<'resource' | 'reason'>;
   readonly informerLastEventAge: Gauge<'resource'>;
@@ -45,6 +50,39 @@ export class RuntimeMetrics {
       name: 'metal_workqueue_retries_total',
       help: 'Keys re-queued after a failure.',
       labelNames: ['controller'],
+      registers,
+    });
+    this.queueWait = new Histogram({
+      name: 'metal_workqueue_queue_duration_seconds',
+      help: 'How long a key waited in the work queue (from its add until a worker took it).',
+      labelNames: ['controller'],
+      buckets: [0.001, 0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.rateLimitDelay = new Histogram({
+      name: 'metal_workqueue_ratelimit_delay_seconds',
+      help: 'Delay the overall token bucket added to a retry after a failure (only when it added one).',
+      labelNames: ['controller'],
+      buckets: [0.01, 0.1, 0.5, 1, 5, 10, 30, 60],
+      registers,
+    });
+    this.requeues = new Counter({
+      name: 'metal_reconcile_requeues_total',
+      help: 'Planned requeues (a reconcile asking to look again later), by reason.',
+      labelNames: ['controller', 'reason'],
+      registers,
+    });
+    this.apiRequests = new Counter({
+      name: 'metal_api_requests_total',
+      help: 'Requests to the API server (watches excluded), by verb, resource and HTTP status.',
+      labelNames: ['verb', 'resource', 'code'],
+      registers,
+    });
+    this.apiRequestDuration = new Histogram({
+      name: 'metal_api_request_duration_seconds',
+      help: 'Latency of requests to the API server (watches excluded).',
+      labelNames: ['verb'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
       registers,
     });
     this.informerEvents = new Gauge({

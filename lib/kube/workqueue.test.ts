@@ -83,6 +83,33 @@ describe('WorkQueue', () => {
     }
   });
 
+  test('reports how long each key waited, and the token bucket delays', async () => {
+    jest.useFakeTimers();
+    try {
+      const waits: number[] = [];
+      const delays: number[] = [];
+      const q = new WorkQueue({
+        baseDelayMs: 1,
+        maxDelayMs: 1,
+        qps: 10,
+        burst: 1,
+        onWait: (ms) => waits.push(ms),
+        onRateLimited: (ms) => delays.push(ms),
+      });
+      q.add('a');
+      jest.advanceTimersByTime(30);
+      q.add('a'); // already waiting: its wait counts from the first add
+      jest.advanceTimersByTime(20);
+      expect(await q.get()).toBe('a');
+      expect(waits).toEqual([50]);
+      q.addRateLimited('b'); // the burst
+      q.addRateLimited('c'); // delayed 100 ms by the bucket
+      expect(delays).toEqual([100]);
+    } finally {
+      jest.useRealTimers();
+    }
+  });
+
   test('shutDown wakes idle workers and waits for in-flight keys', async () => {
     const q = new WorkQueue();
     const idle = q.get();

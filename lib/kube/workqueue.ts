@@ -13,6 +13,10 @@ export interface WorkQueueOptions {
   /** Overall rate limit for retries: sustained per second and burst. */
   qps?: number;
   burst?: number;
+  /** Told how long each key waited in the queue before a worker took it (ms), for metrics. */
+  onWait?: (waitedMs: number) => void;
+  /** Told how long the overall token bucket delayed a retry (ms, only when it did), for metrics. */
+  onRateLimited?: (delayMs: number) => void;
 }
 
 export class WorkQueue<K = string> {
@@ -21,9 +25,12 @@ export class WorkQueue<K = string> {
   readonly #processing = new Set<K>();
   readonly #failures = new Map<K, number>();
   readonly #timers = new Map<K, { at: number; timer: NodeJS.Timeout }>();
+  /** When each waiting key was added (first add since it was last taken): its wait, for metrics. */
+  readonly #queuedAt = new Map<K, number>();
   readonly #waiters: ((key: K | undefined) => void)[] = [];
   readonly #idleWaiters: (() => void)[] = [];
-  readonly #opts: Required<WorkQueueOptions>;
+  readonly #opts: Required<Omit<WorkQueueOptions, 'onWait' | 'onRateLimited'>> &
+    Pick<WorkQueueOptions, 'onWait' | 'onRateLimited'>;
   #tokens: number;
   #tokensAt = Date.now();
   #shuttingDown = false;
@@ -39,11 +46,13 @@ export class WorkQueue<K = string> {
     if (this.#shuttingDown || this.#dirty.has(key)) return;
     this.adds++;
     this.#dirty.add(key);
+    if (!this.#queuedAt.has(key)) this.#queuedAt.set(key, Date.now());
     if (this.#processing.has(key)) return;
     const waiter = this.#waiters.shift();
     if (waiter) {
       this.#dirty.delete(key);
       this.#processing.add(key);
+      this.#took(key);
       waiter(key);
     } else {
       this.#queue.push(key);
@@ -72,7 +81,9 @@ export class WorkQueue<K = string> {
     this.#failures.set(key, n + 1);
     this.retries++;
     const perKey = Math.min(this.#opts.maxDelayMs, this.#opts.baseDelayMs * 2 ** n);
-    this.addAfter(key, Math.max(perKey, this.#bucketDelay()));
+    const bucket = this.#bucketDelay();
+    if (bucket > 0) this.#opts.onRateLimited?.(bucket);
+    this.addAfter(key, Math.max(perKey, bucket));
   }
 
   /** Forgets a key's failure history (call after a success). */
@@ -90,6 +101,7 @@ export class WorkQueue<K = string> {
     if (key !== undefined) {
       this.#dirty.delete(key);
       this.#processing.add(key);
+      this.#took(key);
       return Promise.resolve(key);
     }
     if (this.#shuttingDown) return Promise.resolve(undefined);
@@ -128,6 +140,7 @@ export class WorkQueue<K = string> {
     for (const { timer } of this.#timers.values()) clearTimeout(timer);
     this.#timers.clear();
     this.#queue.length = 0;
+    this.#queuedAt.clear();
     this.#dirty.clear();
     for (const w of this.#waiters.splice(0)) w(undefined);
     if (this.#processing.size === 0) return;
@@ -139,6 +152,12 @@ export class WorkQueue<K = string> {
 
   get isShuttingDown(): boolean {
     return this.#shuttingDown;
+  }
+
+  #took(key: K): void {
+    const at = this.#queuedAt.get(key);
+    this.#queuedAt.delete(key);
+    if (at !== undefined) this.#opts.onWait?.(Date.now() - at);
   }
 
   #bucketDelay(): number {
