@@ -5,7 +5,8 @@ import { Ledger } from './servermaintenance.js';
 
 export const MaxUnavailable = () =>
   IntOrString({
-    description: 'How many selected servers may be unavailable at once: an integer >= 0 or a percentage like "10%".',
+    description:
+      'How many selected servers may be unavailable at once: an integer >= 0 or a percentage like "10%".',
     rules: [
       {
         rule: "type(self) == int ? self >= 0 : self.matches('^(100|[1-9]?[0-9])%$')",
@@ -15,9 +16,14 @@ export const MaxUnavailable = () =>
   });
 
 export const DomainStatus = Type.Object({
-  name: Type.String({ description: 'Topology domain (the topologyKey label value); "" when the budget has no topologyKey.' }),
+  name: Type.String({
+    description: 'Topology domain (the topologyKey label value); "" when the budget has no topologyKey.',
+  }),
   expected: Int32({ minimum: 0 }),
-  unavailable: Int32({ minimum: 0, description: 'Unavailable for any reason, granted disruptions included.' }),
+  unavailable: Int32({
+    minimum: 0,
+    description: 'Unavailable for any reason, granted disruptions included.',
+  }),
   granted: Int32({ minimum: 0 }),
   allowed: Int32({ minimum: 0, description: 'Disruptions that may still be granted.' }),
 });

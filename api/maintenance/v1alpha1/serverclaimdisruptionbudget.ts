@@ -6,7 +6,9 @@ import { MAINTENANCE_GROUP, MAINTENANCE_VERSION } from './group.js';
 import { BudgetStatus, MaxUnavailable } from './disruptionbudget-common.js';
 
 export const ServerClaimDisruptionBudgetSpec = Type.Object({
-  claimSelector: LabelSelector({ description: 'ServerClaims in this namespace the budget covers; empty selects all.' }),
+  claimSelector: LabelSelector({
+    description: 'ServerClaims in this namespace the budget covers; empty selects all.',
+  }),
   maxUnavailable: MaxUnavailable(),
   paused: Type.Optional(Type.Boolean({ default: false })),
 });
@@ -20,7 +22,8 @@ export const ServerClaimDisruptionBudgetKind = defineKind({
   shortNames: ['scdb'],
   categories: ['metal', 'maintenance'],
   scope: 'Namespaced',
-  description: "ServerClaimDisruptionBudget caps how many of a tenant's claimed servers may be in maintenance at once.",
+  description:
+    "ServerClaimDisruptionBudget caps how many of a tenant's claimed servers may be in maintenance at once.",
   body: { spec: ServerClaimDisruptionBudgetSpec, status: Type.Optional(BudgetStatus) },
   printerColumns: [
     { name: 'MaxUnavailable', type: 'string', jsonPath: '.spec.maxUnavailable' },

@@ -7,12 +7,15 @@ import { MAINTENANCE_GROUP, MAINTENANCE_VERSION } from './group.js';
 import { BudgetStatus, MaxUnavailable } from './disruptionbudget-common.js';
 
 export const ServerDisruptionBudgetSpec = Type.Object({
-  serverSelector: LabelSelector({ description: 'Servers this budget covers. An empty selector covers every server.' }),
+  serverSelector: LabelSelector({
+    description: 'Servers this budget covers. An empty selector covers every server.',
+  }),
   maxUnavailable: MaxUnavailable(),
   topologyKey: Type.Optional(
     Type.String({
       minLength: 1,
-      description: 'Server label that splits the fleet into domains (e.g. a rack); the limit then applies per domain.',
+      description:
+        'Server label that splits the fleet into domains (e.g. a rack); the limit then applies per domain.',
     }),
   ),
   paused: Type.Optional(Type.Boolean({ default: false, description: 'Grant nothing while true.' })),

@@ -33,7 +33,14 @@ export type MaintenanceReason = (typeof MaintenanceReasons)[number];
 export const MaintenanceClasses = ['Planned', 'Urgent', 'Emergency'] as const;
 export type MaintenanceClass = (typeof MaintenanceClasses)[number];
 
-export const MaintenancePhases = ['Pending', 'Announced', 'Approved', 'InMaintenance', 'Completed', 'Failed'] as const;
+export const MaintenancePhases = [
+  'Pending',
+  'Announced',
+  'Approved',
+  'InMaintenance',
+  'Completed',
+  'Failed',
+] as const;
 export type MaintenancePhase = (typeof MaintenancePhases)[number];
 
 export const LegacyPolicies = ['OwnerApproval', 'Enforced'] as const;
@@ -52,7 +59,10 @@ export const ApprovalRequirements = Type.Object(
     ),
     notBefore: Type.Optional(Time({ description: 'Earliest start, even when approved.' })),
     deadline: Type.Optional(
-      Time({ description: 'When approval is no longer needed; unset: announcedAt + the policy deadline for the class.' }),
+      Time({
+        description:
+          'When approval is no longer needed; unset: announcedAt + the policy deadline for the class.',
+      }),
     ),
   },
   {
@@ -68,7 +78,10 @@ export const ApprovalRequirements = Type.Object(
 export type ApprovalRequirements = Static<typeof ApprovalRequirements>;
 
 export const MaintenanceBootImage = Type.Object({
-  image: Type.String({ minLength: 1, description: 'URL of the image (ISO for VirtualMedia, EFI/UKI for UefiHttp, OCI ref for Pxe).' }),
+  image: Type.String({
+    minLength: 1,
+    description: 'URL of the image (ISO for VirtualMedia, EFI/UKI for UefiHttp, OCI ref for Pxe).',
+  }),
   method: StringEnum(BootMethods, { default: 'VirtualMedia' }),
 });
 
@@ -82,13 +95,19 @@ export const ServerMaintenanceSpec = Type.Object({
   reason: Type.Optional(StringEnum(MaintenanceReasons, { default: 'Other' })),
   class: Type.Optional(StringEnum(MaintenanceClasses, { default: 'Planned' })),
   description: Type.Optional(Type.String({ maxLength: 1024, description: 'Free text shown to the tenant.' })),
-  priority: Type.Optional(Int32({ default: 0, description: 'Higher runs first among maintenances of one server.' })),
+  priority: Type.Optional(
+    Int32({ default: 0, description: 'Higher runs first among maintenances of one server.' }),
+  ),
   approval: Type.Optional(ApprovalRequirements),
   boot: Type.Optional(MaintenanceBootImage),
-  maxDuration: Type.Optional(Duration({ description: 'Fail the maintenance if it is InMaintenance longer than this; unset: policy.' })),
+  maxDuration: Type.Optional(
+    Duration({ description: 'Fail the maintenance if it is InMaintenance longer than this; unset: policy.' }),
+  ),
   locatorLED: Type.Optional(KnownString(['Unknown', 'Lit', 'Blinking', 'Off'] as const)),
   policy: Type.Optional(
-    StringEnum(LegacyPolicies, { description: 'Deprecated: use approval.required. OwnerApproval = true, Enforced = false.' }),
+    StringEnum(LegacyPolicies, {
+      description: 'Deprecated: use approval.required. OwnerApproval = true, Enforced = false.',
+    }),
   ),
 });
 export type ServerMaintenanceSpec = Static<typeof ServerMaintenanceSpec>;
@@ -165,5 +184,6 @@ export type LedgerEntry = Static<typeof LedgerEntry>;
 export const Ledger = () =>
   MapList(LedgerEntry, ['maintenanceUID'], {
     maxItems: 2000,
-    description: 'Disruptions granted by the admission webhook, keyed by maintenance uid; expired by the budget controller.',
+    description:
+      'Disruptions granted by the admission webhook, keyed by maintenance uid; expired by the budget controller.',
   });

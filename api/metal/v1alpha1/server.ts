@@ -20,7 +20,16 @@ import {
 } from '../../schema/index.js';
 import { METAL_GROUP, METAL_VERSION } from './group.js';
 
-export const ServerStates = ['Initial', 'Discovery', 'Available', 'Reserved', 'Released', 'Error', 'Parked', 'Maintenance'] as const;
+export const ServerStates = [
+  'Initial',
+  'Discovery',
+  'Available',
+  'Reserved',
+  'Released',
+  'Error',
+  'Parked',
+  'Maintenance',
+] as const;
 export type ServerState = (typeof ServerStates)[number];
 
 /** Where a server stands in the maintenance overlay, as projected by the maintenance controller. */
@@ -29,12 +38,18 @@ export type ServerMaintenanceState = (typeof ServerMaintenanceStates)[number];
 
 export const ServerMaintenanceStatus = Type.Object(
   {
-    state: StringEnum(ServerMaintenanceStates, { description: 'None, Announced, Approved or InMaintenance.' }),
-    activeMaintenanceRef: Type.Optional(UIDReference({ description: 'The ServerMaintenance that holds this server, if any.' })),
+    state: StringEnum(ServerMaintenanceStates, {
+      description: 'None, Announced, Approved or InMaintenance.',
+    }),
+    activeMaintenanceRef: Type.Optional(
+      UIDReference({ description: 'The ServerMaintenance that holds this server, if any.' }),
+    ),
     reason: Type.Optional(Type.String({ description: 'Reason of the active (or next) maintenance.' })),
     class: Type.Optional(Type.String({ description: 'Class of the active (or next) maintenance.' })),
     since: Type.Optional(Time({ description: 'When the server entered the current state.' })),
-    pending: Type.Optional(Int32({ minimum: 0, description: 'Maintenances queued for this server, not counting the active one.' })),
+    pending: Type.Optional(
+      Int32({ minimum: 0, description: 'Maintenances queued for this server, not counting the active one.' }),
+    ),
   },
   { description: 'Typed projection of maintenance onto the server. Replaces the maintenance-* labels.' },
 );
@@ -137,8 +152,12 @@ export const ServerSpec = Type.Object({
       description: 'Human cordon (IEP-22): no new claim may bind. Automation never writes this field.',
     }),
   ),
-  serverMaintenanceRef: Type.Optional(ObjectReference({ description: 'Legacy (metal-operator <= v0.7.0); read-only for us.' })),
-  maintenanceBootConfigurationRef: Type.Optional(ObjectReference({ description: 'Legacy (metal-operator <= v0.7.0).' })),
+  serverMaintenanceRef: Type.Optional(
+    ObjectReference({ description: 'Legacy (metal-operator <= v0.7.0); read-only for us.' }),
+  ),
+  maintenanceBootConfigurationRef: Type.Optional(
+    ObjectReference({ description: 'Legacy (metal-operator <= v0.7.0).' }),
+  ),
 });
 
 export const ServerStatus = Type.Object({

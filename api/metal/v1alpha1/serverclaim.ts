@@ -21,9 +21,18 @@ export const ApprovalModes = ['Manual', 'Automatic'] as const;
 export type ApprovalMode = (typeof ApprovalModes)[number];
 
 export const MaintenanceApproval = Type.Object({
-  maintenanceUID: Type.String({ minLength: 1, description: 'uid of the announced ServerMaintenance this approves.' }),
-  maintenanceName: Type.Optional(Type.String({ description: 'Name of that maintenance, for people; the uid decides.' })),
-  approvedBy: Type.Optional(Type.String({ description: 'Stamped by the admission webhook from the request user; client values are overwritten.' })),
+  maintenanceUID: Type.String({
+    minLength: 1,
+    description: 'uid of the announced ServerMaintenance this approves.',
+  }),
+  maintenanceName: Type.Optional(
+    Type.String({ description: 'Name of that maintenance, for people; the uid decides.' }),
+  ),
+  approvedBy: Type.Optional(
+    Type.String({
+      description: 'Stamped by the admission webhook from the request user; client values are overwritten.',
+    }),
+  ),
   approvedAt: Type.Optional(Time({ description: 'Stamped by the admission webhook.' })),
 });
 export type MaintenanceApproval = Static<typeof MaintenanceApproval>;
@@ -42,7 +51,8 @@ export const ClaimMaintenanceSpec = Type.Object(
     approvalMode: Type.Optional(
       StringEnum(ApprovalModes, {
         default: 'Manual',
-        description: 'Standing approval: Automatic approves every announced maintenance as soon as its notBefore passes.',
+        description:
+          'Standing approval: Automatic approves every announced maintenance as soon as its notBefore passes.',
       }),
     ),
     approvals: Type.Optional(
@@ -52,7 +62,10 @@ export const ClaimMaintenanceSpec = Type.Object(
       }),
     ),
     deferrals: Type.Optional(
-      MapList(MaintenanceDeferral, ['maintenanceUID'], { maxItems: 64, description: 'Requests to start later, within the deadline.' }),
+      MapList(MaintenanceDeferral, ['maintenanceUID'], {
+        maxItems: 64,
+        description: 'Requests to start later, within the deadline.',
+      }),
     ),
   },
   { description: 'What the claim owner says about maintenance of the bound server.' },
@@ -75,7 +88,9 @@ export const Announcement = Type.Object({
   description: Type.Optional(Type.String()),
   announcedAt: Time(),
   notBefore: Type.Optional(Time()),
-  deadline: Type.Optional(Time({ description: 'After this time the maintenance proceeds without approval.' })),
+  deadline: Type.Optional(
+    Time({ description: 'After this time the maintenance proceeds without approval.' }),
+  ),
   state: StringEnum(AnnouncementStates),
   approvalSource: Type.Optional(StringEnum(ApprovalSources)),
   approvedBy: Type.Optional(Type.String()),
@@ -110,7 +125,10 @@ export const ServerClaimSpec = Type.Object(
   {
     'x-kubernetes-validations': [
       { rule: '!has(oldSelf.serverRef) || has(self.serverRef)', message: 'serverRef is required once set' },
-      { rule: '!has(oldSelf.serverSelector) || has(self.serverSelector)', message: 'serverSelector is required once set' },
+      {
+        rule: '!has(oldSelf.serverSelector) || has(self.serverSelector)',
+        message: 'serverSelector is required once set',
+      },
     ],
   },
 );
