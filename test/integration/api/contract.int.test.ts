@@ -6,7 +6,7 @@ import { crdName } from '../../../api/schema/crd.js';
 import { loadInvalidTable, loadYamlDir, type YamlDoc } from '../../../api/testdata/load.js';
 import { adminClient, freshNamespace } from '../../../e2e/harness/env.js';
 import { REPO_ROOT } from '../../../e2e/harness/control-plane.js';
-import { KubeApiError, isAlreadyExists } from '../../../lib/kube/errors.js';
+import { KubeApiError, isAlreadyExists, isNotFound } from '../../../lib/kube/errors.js';
 import { Core, resourceOf } from '../../../lib/kube/resources.js';
 import type { KubeClient } from '../../../lib/kube/client.js';
 import type { KubeObject } from '../../../api/schema/meta.js';
@@ -38,6 +38,21 @@ async function createOrKeep(admin: KubeClient, obj: KubeObject): Promise<void> {
   }
 }
 
+/**
+ * Deletes what a test created outside its namespace. The examples include a ServerDisruptionBudget
+ * that selects every server: left behind, it would hold every later test's servers to its budget.
+ */
+async function deleteClusterScoped(admin: KubeClient, objects: readonly KubeObject[]): Promise<void> {
+  for (const obj of objects.filter((o) => o.metadata.namespace === undefined)) {
+    const { res } = clientFor(admin, obj);
+    try {
+      await res.delete(obj.metadata.name!);
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+  }
+}
+
 describe('API contract on a real API server', () => {
   let admin: KubeClient;
   beforeAll(async () => {
@@ -63,18 +78,23 @@ describe('API contract on a real API server', () => {
     const docs = loadYamlDir(join(REPO_ROOT, 'manifests', 'examples'));
     expect(docs.length).toBeGreaterThanOrEqual(ALL_KINDS.length);
     const failures: string[] = [];
-    for (const doc of docs) {
-      const obj = place(doc, ns);
-      const { def, res } = clientFor(admin, obj);
-      try {
-        const created = await res.create(obj);
-        const status = (doc.object as { status?: unknown }).status;
-        if (status !== undefined && def.statusSubresource) {
-          await res.replaceStatus({ ...created, status } as KubeObject);
+    const placed = docs.map((doc) => place(doc, ns));
+    try {
+      for (const [i, obj] of placed.entries()) {
+        const doc = docs[i]!;
+        const { def, res } = clientFor(admin, obj);
+        try {
+          const created = await res.create(obj);
+          const status = (doc.object as { status?: unknown }).status;
+          if (status !== undefined && def.statusSubresource) {
+            await res.replaceStatus({ ...created, status } as KubeObject);
+          }
+        } catch (e) {
+          failures.push(`${doc.file}#${doc.index} ${obj.kind}/${obj.metadata.name}: ${(e as Error).message}`);
         }
-      } catch (e) {
-        failures.push(`${doc.file}#${doc.index} ${obj.kind}/${obj.metadata.name}: ${(e as Error).message}`);
       }
+    } finally {
+      await deleteClusterScoped(admin, placed);
     }
     expect(failures).toEqual([]);
   });
@@ -83,32 +103,46 @@ describe('API contract on a real API server', () => {
     const ns = await freshNamespace(admin, 'invalid');
     const table = loadInvalidTable(join(REPO_ROOT, 'api', 'testdata', 'invalid'));
     expect(table.cases.length).toBeGreaterThan(50);
-    for (const doc of table.setup) await createOrKeep(admin, place(doc, ns));
-    const wrong: string[] = [];
-    for (const c of table.cases) {
-      const obj = place(c.doc, ns);
-      const { res } = clientFor(admin, obj);
-      try {
-        if (c.expectOn === 'update') {
-          const current = await res.get(obj.metadata.name!, obj.metadata.namespace);
-          await res.replace({
-            ...obj,
-            metadata: { ...obj.metadata, resourceVersion: current.metadata.resourceVersion },
-          });
-        } else {
-          await res.create(obj, { dryRun: true });
-        }
-        wrong.push(`${c.id}: accepted, expected a refusal naming ${c.expectField}`);
-      } catch (e) {
-        if (!(e instanceof KubeApiError) || e.statusCode !== 422) {
-          wrong.push(`${c.id}: expected 422 Invalid, got ${(e as Error).message}`);
-          continue;
-        }
-        const fields = (e.status.details?.causes ?? []).map((cause) => cause.field);
-        if (!fields.includes(c.expectField))
-          wrong.push(`${c.id}: refused naming ${JSON.stringify(fields)}, expected ${c.expectField}`);
-      }
+    const setup = table.setup.map((doc) => place(doc, ns));
+    try {
+      for (const obj of setup) await createOrKeep(admin, obj);
+      expect(await invalidCasesNotRefused(admin, table.cases, ns)).toEqual([]);
+    } finally {
+      await deleteClusterScoped(admin, setup);
     }
-    expect(wrong).toEqual([]);
   });
 });
+
+/** The cases the API server did not refuse as expected, each with what happened instead. */
+async function invalidCasesNotRefused(
+  admin: KubeClient,
+  cases: ReturnType<typeof loadInvalidTable>['cases'],
+  ns: string,
+): Promise<string[]> {
+  const wrong: string[] = [];
+  for (const c of cases) {
+    const obj = place(c.doc, ns);
+    const { res } = clientFor(admin, obj);
+    try {
+      if (c.expectOn === 'update') {
+        const current = await res.get(obj.metadata.name!, obj.metadata.namespace);
+        await res.replace({
+          ...obj,
+          metadata: { ...obj.metadata, resourceVersion: current.metadata.resourceVersion },
+        });
+      } else {
+        await res.create(obj, { dryRun: true });
+      }
+      wrong.push(`${c.id}: accepted, expected a refusal naming ${c.expectField}`);
+    } catch (e) {
+      if (!(e instanceof KubeApiError) || e.statusCode !== 422) {
+        wrong.push(`${c.id}: expected 422 Invalid, got ${(e as Error).message}`);
+        continue;
+      }
+      const fields = (e.status.details?.causes ?? []).map((cause) => cause.field);
+      if (!fields.includes(c.expectField))
+        wrong.push(`${c.id}: refused naming ${JSON.stringify(fields)}, expected ${c.expectField}`);
+    }
+  }
+  return wrong;
+}
