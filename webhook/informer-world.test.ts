@@ -407,7 +407,7 @@ function fakeResource(
   const resource = {
     type: { group: 'test', version: 'v1', plural, kind: plural, namespaced: true },
     path: () => `/test/${plural}`,
-    listAll: () => Promise.resolve({ metadata: { resourceVersion: String(rv) }, items: items.map(stamp) }),
+    list: () => Promise.resolve({ metadata: { resourceVersion: String(rv) }, items: items.map(stamp) }),
     client: {
       async *stream(_path: string, options: { signal?: AbortSignal }) {
         while (!options.signal?.aborted) {

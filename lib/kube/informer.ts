@@ -35,7 +35,24 @@ export interface InformerOptions<T> {
   /** Abandon a watch that sent nothing (not even a bookmark) for this long. */
   inactivityMs?: number;
   indexers?: Record<string, IndexFunc<T>>;
+  /**
+   * Applied to every object before it is cached or handed to handlers (list and watch alike), to keep
+   * only what the readers need: e.g. withoutManagedFields, or a projection. It must keep
+   * metadata.name, namespace, uid and resourceVersion. Opt-in: by default objects are cached as sent.
+   */
+  transform?: (obj: T) => T;
+  /** Page size of the list. */
+  listPageSize?: number;
   logger?: Logger;
+}
+
+/**
+ * Drops metadata.managedFields, the largest part of most objects, which no reader of a cache needs
+ * (server-side apply computes ownership on the API server). In place: the object was just parsed.
+ */
+export function withoutManagedFields<T extends KubeObject>(obj: T): T {
+  if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
+  return obj;
 }
 
 export interface InformerStats {
@@ -58,7 +75,7 @@ class RelistRequested extends Error {}
 export class Informer<T extends KubeObject> {
   readonly #resource: ResourceClient<T>;
   readonly #opts: Required<
-    Omit<InformerOptions<T>, 'namespace' | 'labelSelector' | 'fieldSelector' | 'indexers'>
+    Omit<InformerOptions<T>, 'namespace' | 'labelSelector' | 'fieldSelector' | 'indexers' | 'transform'>
   > &
     InformerOptions<T>;
   readonly #log: Logger;
@@ -90,6 +107,7 @@ export class Informer<T extends KubeObject> {
         resyncIntervalMs: 10 * 60_000,
         watchTimeoutSeconds: [300, 600] as [number, number],
         inactivityMs: 120_000,
+        listPageSize: 500,
         logger: silentLogger,
       },
       options,
@@ -221,12 +239,34 @@ export class Informer<T extends KubeObject> {
     }
   }
 
-  async #listAndReplace(): Promise<void> {
-    const list = await this.#resource.listAll({
+  /**
+   * Every page of a consistent list (the first page's resourceVersion), each transformed as it
+   * arrives, so at most one page of whole objects is held at a time however large the cache.
+   */
+  async #listAll(): Promise<{ resourceVersion: string; items: T[] }> {
+    const query = {
       namespace: this.#opts.namespace,
       labelSelector: this.#opts.labelSelector,
       fieldSelector: this.#opts.fieldSelector,
-    });
+      limit: this.#opts.listPageSize,
+    };
+    const items: T[] = [];
+    let page = await this.#resource.list(query);
+    const resourceVersion = page.metadata.resourceVersion;
+    for (;;) {
+      for (const obj of page.items) items.push(this.#transform(obj));
+      if (!page.metadata.continue) break;
+      page = await this.#resource.list({ ...query, continue: page.metadata.continue });
+    }
+    return { resourceVersion, items };
+  }
+
+  #transform(obj: T): T {
+    return this.#opts.transform ? this.#opts.transform(obj) : obj;
+  }
+
+  async #listAndReplace(): Promise<void> {
+    const list = await this.#listAll();
     this.stats.lists++;
     this.stats.lastListAt = Date.now();
     const seen = new Set<string>();
@@ -238,7 +278,7 @@ export class Informer<T extends KubeObject> {
     for (const [key, obj] of [...this.#store]) {
       if (!seen.has(key)) this.#remove(key, obj);
     }
-    this.#resourceVersion = list.metadata.resourceVersion;
+    this.#resourceVersion = list.resourceVersion;
     if (!this.#synced) {
       this.#synced = true;
       for (const w of this.#syncWaiters.splice(0)) w();
@@ -251,6 +291,8 @@ export class Informer<T extends KubeObject> {
     const watchAbort = new AbortController();
     this.#watchAbort = watchAbort;
     const onAbort = () => watchAbort.abort();
+    // stop() during the list aborted before this listener existed: the watch must not outlive it.
+    if (signal.aborted) return;
     signal.addEventListener('abort', onAbort, { once: true });
     const untilRelist = setTimeout(
       () => this.requestRelist(),
@@ -297,12 +339,13 @@ export class Informer<T extends KubeObject> {
       if (rv) this.#resourceVersion = rv;
       return;
     }
-    const key = objectKey(ev.object.metadata);
+    const obj = this.#transform(ev.object);
+    const key = objectKey(obj.metadata);
     if (ev.type === 'DELETED') {
       const old = this.#store.get(key);
-      this.#remove(key, old ?? ev.object);
+      this.#remove(key, old ?? obj);
     } else {
-      this.#upsert(key, ev.object);
+      this.#upsert(key, obj);
     }
     if (rv) this.#resourceVersion = rv;
   }

@@ -103,9 +103,9 @@ export class Manager {
     if (!inf) {
       inf = new Informer<T>(this.client.resource<T>(rt), { logger: this.logger, ...options });
       this.#informers.set(key, inf as unknown as Informer<KubeObject>);
-    } else if (options.indexers) {
+    } else if (options.indexers || options.transform) {
       throw new Error(
-        `informer for ${rt.plural} already exists; declare its indexers where it is first created`,
+        `informer for ${rt.plural} already exists; declare its indexers and transform where it is first created`,
       );
     }
     return inf;
