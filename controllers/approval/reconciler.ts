@@ -10,7 +10,7 @@ import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { KubeObject } from '../../api/schema/meta.js';
 import type { Manager } from '../../lib/kube/manager.js';
-import type { Informer } from '../../lib/kube/informer.js';
+import { withoutManagedFields, type Informer } from '../../lib/kube/informer.js';
 import type { ResourceClient } from '../../lib/kube/client.js';
 import type { Controller, ReconcileResult } from '../../lib/kube/controller.js';
 import { objectKey, splitKey } from '../../lib/kube/resources.js';
@@ -38,6 +38,41 @@ export function ownsLabel(obj: KubeObject, manager: string, key: string): boolea
   });
 }
 
+/**
+ * A claim as this controller caches it: managedFields only as far as ownsLabel reads them (our own
+ * manager's entries, reduced to the labels it owns), the rest of the claim as it is.
+ */
+export function claimForCache(manager: string): (c: ServerClaim) => ServerClaim {
+  return (c) => {
+    const mine = (c.metadata.managedFields ?? []).flatMap((f) => {
+      if (f.manager !== manager || f.subresource) return [];
+      const labels = (
+        f.fieldsV1 as { 'f:metadata'?: { 'f:labels'?: Record<string, unknown> } } | undefined
+      )?.['f:metadata']?.['f:labels'];
+      return labels ? [{ manager, fieldsV1: { 'f:metadata': { 'f:labels': labels } } }] : [];
+    });
+    const { managedFields: _all, ...metadata } = c.metadata;
+    return { ...c, metadata: mine.length > 0 ? { ...metadata, managedFields: mine } : metadata };
+  };
+}
+
+/**
+ * A server as this controller caches it: who it is and which claim it is bound to, all that the
+ * announcement and approval decisions read of it (10,000 whole Servers were most of its memory).
+ */
+export function serverBinding(s: Server): Server {
+  const { name, uid, resourceVersion, deletionTimestamp } = s.metadata;
+  const ref = s.spec.serverClaimRef;
+  return {
+    metadata: { name, uid, resourceVersion, ...(deletionTimestamp ? { deletionTimestamp } : {}) },
+    spec: { ...(ref ? { serverClaimRef: ref } : {}) },
+  } as Server;
+}
+
+const sameBinding = (a: Server | undefined, b: Server | undefined) =>
+  (a?.spec.serverClaimRef?.namespace ?? '') === (b?.spec.serverClaimRef?.namespace ?? '') &&
+  (a?.spec.serverClaimRef?.name ?? '') === (b?.spec.serverClaimRef?.name ?? '');
+
 export class ApprovalReconciler {
   readonly #mgr: Manager;
   readonly #policies: PolicyStore;
@@ -46,8 +81,8 @@ export class ApprovalReconciler {
   readonly #claims: Informer<ServerClaim>;
   readonly #claimClient: ResourceClient<ServerClaim>;
   readonly #smClient: ResourceClient<ServerMaintenance>;
-  readonly #claimOverlay = new WriteOverlay<ServerClaim>();
-  readonly #mOverlay = new WriteOverlay<ServerMaintenance>();
+  readonly #claimOverlay: WriteOverlay<ServerClaim>;
+  readonly #mOverlay = new WriteOverlay<ServerMaintenance>(withoutManagedFields);
   readonly #announce: Controller;
   readonly #approve: Controller;
   readonly #metrics: ApprovalMetrics;
@@ -57,9 +92,12 @@ export class ApprovalReconciler {
     this.#policies = policies;
     this.#maintenances = mgr.informer<ServerMaintenance>(ServerMaintenanceResource, {
       indexers: { server: (m) => [m.spec.serverRef.name] },
+      transform: withoutManagedFields,
     });
-    this.#servers = mgr.informer<Server>(ServerResource);
-    this.#claims = mgr.informer<ServerClaim>(ServerClaimResource);
+    this.#servers = mgr.informer<Server>(ServerResource, { transform: serverBinding });
+    const claimShape = claimForCache(mgr.status.fieldManager);
+    this.#claims = mgr.informer<ServerClaim>(ServerClaimResource, { transform: claimShape });
+    this.#claimOverlay = new WriteOverlay<ServerClaim>(claimShape);
     this.#claimClient = mgr.client.resource<ServerClaim>(ServerClaimResource);
     this.#smClient = mgr.client.resource<ServerMaintenance>(ServerMaintenanceResource);
     this.#metrics = new ApprovalMetrics(mgr.registry, () => this.#countAnnouncements());
@@ -103,6 +141,9 @@ export class ApprovalReconciler {
       },
     });
     const onS = (old: Server | undefined, s: Server) => {
+      // Only the binding (and the server's existence) matters here: taint, park and projection updates,
+      // several per maintenance, change nothing this controller decides.
+      if (old && sameBinding(old, s)) return;
       // A binding that moved: the old claim loses its announcements, the new one gets them.
       const before = this.#claimOfServer(old);
       if (before) this.#announce.enqueue(before);

@@ -17,15 +17,39 @@ function created(m: ServerMaintenance): number {
   return Number.isNaN(t) ? Number.MAX_SAFE_INTEGER : t;
 }
 
+/** What queue order compares, computed once per maintenance (sorting many parses timestamps once each). */
+export interface QueueKey {
+  priority: number;
+  classRank: number;
+  created: number;
+  namespace: string;
+  name: string;
+}
+
+export function queueKey(m: ServerMaintenance): QueueKey {
+  return {
+    priority: m.spec.priority ?? 0,
+    classRank: classRank(m),
+    created: created(m),
+    namespace: m.metadata.namespace ?? '',
+    name: m.metadata.name ?? '',
+  };
+}
+
+/** Negative when the maintenance with key `a` runs before the one with key `b`. */
+export function compareQueueKeys(a: QueueKey, b: QueueKey): number {
+  return (
+    b.priority - a.priority ||
+    a.classRank - b.classRank ||
+    a.created - b.created ||
+    a.namespace.localeCompare(b.namespace) ||
+    a.name.localeCompare(b.name)
+  );
+}
+
 /** Negative when `a` runs before `b`. */
 export function compareQueue(a: ServerMaintenance, b: ServerMaintenance): number {
-  return (
-    (b.spec.priority ?? 0) - (a.spec.priority ?? 0) ||
-    classRank(a) - classRank(b) ||
-    created(a) - created(b) ||
-    (a.metadata.namespace ?? '').localeCompare(b.metadata.namespace ?? '') ||
-    (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '')
-  );
+  return compareQueueKeys(queueKey(a), queueKey(b));
 }
 
 export const isDeleting = (m: ServerMaintenance): boolean => !!m.metadata.deletionTimestamp;

@@ -15,10 +15,17 @@ export function isNewer(a: string | undefined, b: string | undefined): boolean {
 
 export class WriteOverlay<T extends KubeObject> {
   readonly #written = new Map<string, T>();
+  readonly #transform: (obj: T) => T;
+
+  /** `transform`: what the informer it overlays does to objects, so both hold the same shape. */
+  constructor(transform: (obj: T) => T = (obj) => obj) {
+    this.#transform = transform;
+  }
 
   /** Remembers what a write returned. */
-  wrote(obj: T | undefined): void {
-    if (!obj) return;
+  wrote(written: T | undefined): void {
+    if (!written) return;
+    const obj = this.#transform(written);
     const key = objectKey(obj.metadata);
     const prev = this.#written.get(key);
     if (!prev || isNewer(obj.metadata.resourceVersion, prev.metadata.resourceVersion))
