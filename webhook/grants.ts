@@ -106,6 +106,12 @@ export interface GrantOptions {
 export type GrantFunction = (plan: GrantPlan, options: { dryRun: boolean }) => Promise<GrantResult>;
 
 const DEFAULTS = { maxAttempts: 20, baseDelayMs: 5, capDelayMs: 200, jitter: 0.5, deadlineMs: 4000 };
+const DEFAULT_OPTIONS: Required<Omit<GrantOptions, 'onConflict' | 'onRetry'>> = {
+  ...DEFAULTS,
+  clock: () => new Date(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+  random: Math.random,
+};
 
 /** Whether an error from the store means "resourceVersion was stale" (409 Conflict). */
 export function isConflictError(e: unknown): boolean {
@@ -126,13 +132,7 @@ class Run {
   readonly startedAt: number;
 
   constructor(options: GrantOptions) {
-    this.o = {
-      ...DEFAULTS,
-      clock: () => new Date(),
-      sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
-      random: Math.random,
-      ...options,
-    };
+    this.o = { ...DEFAULT_OPTIONS, ...options };
     this.startedAt = this.o.clock().getTime();
   }
 
@@ -211,8 +211,8 @@ async function reserveOne(
   r: BudgetReservation,
   run: Run,
   dryRun: boolean,
+  finished: ReadonlySet<string>,
 ): Promise<StepOutcome> {
-  const finished = new Set(plan.finishedOnServer);
   for (let attempt = 0; attempt < run.o.maxAttempts; attempt++) {
     if (attempt > 0 && run.expired()) break;
     run.attemptsCount.attempts++;
@@ -305,8 +305,9 @@ export async function reserveGrants(
   const run = new Run(options);
   const written: BudgetRef[] = [];
   const alreadyHeld: BudgetRef[] = [];
+  const finished = new Set(plan.finishedOnServer);
   for (const r of plan.reservations) {
-    const outcome = await reserveOne(store, plan, r, run, dryRun);
+    const outcome = await reserveOne(store, plan, r, run, dryRun, finished);
     if (outcome.kind === 'denied') {
       // Renewed grants go too: this maintenance is not InMaintenance (else no eviction review would
       // ask), so a grant kept for it would only hold a slot others could use.

@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bufferedLogger } from './log.js';
+import { bufferedLogger, reviewLogger } from './log.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'webhook-log-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -30,5 +30,29 @@ describe('bufferedLogger', () => {
     log.logger.info({ headers: { authorization: 'Bearer x' }, data: { k: 'v' } }, 'careful');
     log.close();
     expect(lines(file)[0]).toMatchObject({ headers: { authorization: '[redacted]' }, data: '[redacted]' });
+  });
+});
+
+describe('reviewLogger', () => {
+  it('writes a review line exactly as the redacting logger does, and redacts nothing else', () => {
+    const file = join(dir, 'c.log');
+    const log = bufferedLogger('webhook', { dest: file });
+    const line = {
+      uid: 'u2',
+      type: 'validate',
+      rule: 'eviction',
+      resource: 'maintenance.metal.ironcore.dev/v1alpha1/servermaintenances/status',
+      name: 'm1',
+      allowed: false,
+      code: 'METAL_ERR_BUDGET_EXHAUSTED',
+      ms: 1.5,
+      fields: ['status.state'],
+    };
+    log.logger.info(line, 'denied');
+    reviewLogger(log.logger).info(line, 'denied');
+    log.close();
+    const [redacting, review] = lines(file).map(({ time: _t, ...rest }) => rest);
+    expect(review).toEqual(redacting);
+    expect(review).toMatchObject(line);
   });
 });

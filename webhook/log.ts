@@ -49,3 +49,13 @@ export function bufferedLogger(
     },
   };
 }
+
+/**
+ * The logger for the server's one line per review: `logger` without the redaction pass. That line holds
+ * strings, numbers, booleans and a list of field names under fixed keys, none of them a redacted path,
+ * so redaction never changes it; with wildcard paths (`*.password`) it would still run a censor check
+ * on every field of every line. Anything else keeps logging through `logger`.
+ */
+export function reviewLogger(logger: Logger): Logger {
+  return logger.child({}, { redact: [] });
+}

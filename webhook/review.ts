@@ -129,6 +129,19 @@ export async function review(
   request: AdmissionRequest,
   deps: ReviewDeps,
 ): Promise<ReviewOutcome> {
+  return decide(type, rule, request, deps);
+}
+
+/**
+ * review(), answered synchronously unless the eviction rule has a grant to execute: the server needs no
+ * promise (nor the microtasks behind one) for the decisions that are pure.
+ */
+export function decide(
+  type: ReviewType,
+  rule: string,
+  request: AdmissionRequest,
+  deps: ReviewDeps,
+): ReviewOutcome | Promise<ReviewOutcome> {
   const handler = RULES[type][rule];
   if (!handler)
     return { decision: allow([`no ${type} rule ${JSON.stringify(rule)}; request admitted unchecked`]) };
@@ -146,21 +159,28 @@ export async function review(
     now: deps.clock(),
     ...(deps.policyConfigMap ? { policyConfigMap: deps.policyConfigMap } : {}),
   };
+  const failed = (e: unknown): ReviewOutcome => ({
+    decision: deny(Codes.INTERNAL, `rule ${rule} failed: ${errorMessage(e)}`),
+  });
   try {
     if (handler !== 'eviction') return { decision: handler(input) };
     const outcome = decideEviction(input);
     if (outcome.kind === 'decision') return { decision: outcome.decision };
     const dryRun = request.dryRun === true;
-    const grant = await deps.grant(outcome.plan, { dryRun });
-    const decision = grantDecision(grant, outcome.warnings);
-    return {
-      decision: dryRun
-        ? withWarnings(decision, ['dry run: budget room checked, nothing reserved'])
-        : decision,
-      grant,
-      audit: evictionAudit(outcome.source, grant),
-    };
+    return deps
+      .grant(outcome.plan, { dryRun })
+      .then((grant): ReviewOutcome => {
+        const decision = grantDecision(grant, outcome.warnings);
+        return {
+          decision: dryRun
+            ? withWarnings(decision, ['dry run: budget room checked, nothing reserved'])
+            : decision,
+          grant,
+          audit: evictionAudit(outcome.source, grant),
+        };
+      })
+      .catch(failed);
   } catch (e) {
-    return { decision: deny(Codes.INTERNAL, `rule ${rule} failed: ${errorMessage(e)}`) };
+    return failed(e);
   }
 }

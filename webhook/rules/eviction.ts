@@ -69,9 +69,11 @@ export function describeBudget(reservation: BudgetReservation): string {
  * A server already counted needs no new room.
  */
 /** Reasons a budget grants nothing right now, whatever its room: held server, paused, stale, full ledger. */
-function budgetBlocked(input: RoomInput, what: string): Extract<RoomCheck, { kind: 'denied' }> | undefined {
+function budgetBlocked(input: RoomInput): Extract<RoomCheck, { kind: 'denied' }> | undefined {
   const { budget, server, maintenanceUID } = input;
   const grants = budget.status?.grants ?? [];
+  // Named only in a denial: most checks pass, and the name is built from several strings.
+  const what = () => describeBudget(input.reservation);
   const holder = grants.find(
     (g) =>
       g.server === server &&
@@ -83,12 +85,17 @@ function budgetBlocked(input: RoomInput, what: string): Extract<RoomCheck, { kin
     return {
       kind: 'denied',
       code: Codes.SERVER_BUSY,
-      message: `server ${server} is held by maintenance ${other} (grant in ${what})`,
+      message: `server ${server} is held by maintenance ${other} (grant in ${what()})`,
       retryAfterSeconds: 30,
     };
   }
   if (budget.spec.paused === true) {
-    return { kind: 'denied', code: Codes.BUDGET_PAUSED, message: `${what} is paused`, retryAfterSeconds: 60 };
+    return {
+      kind: 'denied',
+      code: Codes.BUDGET_PAUSED,
+      message: `${what()} is paused`,
+      retryAfterSeconds: 60,
+    };
   }
   const generation = budget.metadata.generation ?? 0;
   const observed = budget.status?.observedGeneration ?? 0;
@@ -97,7 +104,7 @@ function budgetBlocked(input: RoomInput, what: string): Extract<RoomCheck, { kin
     return {
       kind: 'denied',
       code: Codes.BUDGET_STALE,
-      message: `${what} status is stale (observedGeneration ${observed} < generation ${generation})`,
+      message: `${what()} status is stale (observedGeneration ${observed} < generation ${generation})`,
       retryAfterSeconds: 10,
     };
   }
@@ -105,7 +112,7 @@ function budgetBlocked(input: RoomInput, what: string): Extract<RoomCheck, { kin
     return {
       kind: 'denied',
       code: Codes.BUDGET_LEDGER_FULL,
-      message: `${what} ledger holds ${grants.length} grants (cap ${input.ledgerCap})`,
+      message: `${what()} ledger holds ${grants.length} grants (cap ${input.ledgerCap})`,
       retryAfterSeconds: 60,
     };
   }
@@ -114,10 +121,9 @@ function budgetBlocked(input: RoomInput, what: string): Extract<RoomCheck, { kin
 
 export function checkRoom(input: RoomInput): RoomCheck {
   const { budget, reservation, server, maintenanceUID } = input;
-  const what = describeBudget(reservation);
   const grants = budget.status?.grants ?? [];
   if (grants.some((g) => g.maintenanceUID === maintenanceUID)) return { kind: 'present' };
-  const blocked = budgetBlocked(input, what);
+  const blocked = budgetBlocked(input);
   if (blocked) return blocked;
   const { census, domain } = reservation;
   // Counted once each: unavailable for other reasons ∪ granted in this domain.
@@ -135,7 +141,7 @@ export function checkRoom(input: RoomInput): RoomCheck {
     kind: 'denied',
     code: Codes.BUDGET_EXHAUSTED,
     message:
-      `${what}: ${inUse} unavailable, ${allowed} allowed ` +
+      `${describeBudget(reservation)}: ${inUse} unavailable, ${allowed} allowed ` +
       `(maxUnavailable ${JSON.stringify(budget.spec.maxUnavailable)} of ${census.expected} servers)`,
     retryAfterSeconds: 30,
     allowed,
@@ -343,16 +349,21 @@ function projectedActive(m: ServerMaintenance, server: Server, world: WorldView)
 }
 
 /** Another maintenance holding the server: typed status, legacy serverMaintenanceRef, or the index. */
-function otherActive(m: ServerMaintenance, server: Server, world: WorldView): string | undefined {
+function otherActive(
+  m: ServerMaintenance,
+  server: Server,
+  world: WorldView,
+  onServer: readonly ServerMaintenance[],
+): string | undefined {
   const projected = projectedActive(m, server, world);
   if (projected) return projected;
   const legacy = server.spec.serverMaintenanceRef;
   if (legacy && !(legacy.name === m.metadata.name && legacy.namespace === m.metadata.namespace)) {
     return `${qualified(legacy.namespace, legacy.name)} (legacy serverMaintenanceRef)`;
   }
-  const other = world
-    .maintenancesByServer(server.metadata.name ?? '')
-    .find((o) => o.metadata.uid !== m.metadata.uid && !isFinished(o) && o.status?.state === 'InMaintenance');
+  const other = onServer.find(
+    (o) => o.metadata.uid !== m.metadata.uid && !isFinished(o) && o.status?.state === 'InMaintenance',
+  );
   return other ? qualified(other.metadata.namespace, other.metadata.name) : undefined;
 }
 
@@ -423,6 +434,7 @@ function buildPlan(
   m: ServerMaintenance,
   server: Server,
   claim: ServerClaim | undefined,
+  onServer: readonly ServerMaintenance[],
 ): GrantPlan {
   const { request, world, policy } = input;
   const serverName = server.metadata.name ?? '';
@@ -437,10 +449,7 @@ function buildPlan(
     ...(claimRef ? { claim: { namespace: claimRef.namespace, name: claimRef.name } } : {}),
     reservations: reservations(server, claim, world),
     ledgerCap: policy.grants.ledgerCap,
-    finishedOnServer: world
-      .maintenancesByServer(serverName)
-      .filter(isFinished)
-      .map((o) => o.metadata.uid ?? ''),
+    finishedOnServer: onServer.filter(isFinished).map((o) => o.metadata.uid ?? ''),
   };
 }
 
@@ -487,7 +496,8 @@ export function decideEviction(input: RuleInput): EvictionOutcome {
   if (!verdict.ok) return done(retryDenial(verdict.code, verdict.message, verdict.retryAt, now));
   const timing = timingDenial(m, claim, policy, now);
   if (timing) return done(timing);
-  const busy = otherActive(m, server, world);
+  const onServer = world.maintenancesByServer(server.metadata.name ?? '');
+  const busy = otherActive(m, server, world, onServer);
   if (busy)
     return done(
       deny(Codes.SERVER_BUSY, `server ${serverName} is already in maintenance ${busy}`, {
@@ -499,5 +509,10 @@ export function decideEviction(input: RuleInput): EvictionOutcome {
   const warnings = byPolicy
     ? [`approved without the owner (${verdict.source}${verdict.detail ? `: ${verdict.detail}` : ''})`]
     : [];
-  return { kind: 'grant', plan: buildPlan(input, m, server, claim), warnings, source: verdict.source };
+  return {
+    kind: 'grant',
+    plan: buildPlan(input, m, server, claim, onServer),
+    warnings,
+    source: verdict.source,
+  };
 }
