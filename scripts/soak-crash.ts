@@ -8,7 +8,7 @@
 // server, and no grant of a maintenance that is not InMaintenance living longer than the grant TTL plus
 // the longest time a killed controller stayed down (its successor takes the Lease and syncs first).
 //
-//   npm run soak:crash                    10 rounds, 100 servers, K=10
+//   npm run soak:crash                    10 rounds, 100 servers, K=20
 //   npm run soak:crash -- --rounds 3 --servers 40 --budget 5
 //
 // One line per round, then a summary; the last line is one JSON object. Exit status 1 on any violation.
@@ -25,7 +25,7 @@ const { values } = parseArgs({
   options: {
     rounds: { type: 'string', default: '10' },
     servers: { type: 'string', default: '100' },
-    budget: { type: 'string', default: '10' },
+    budget: { type: 'string', default: '20' },
     'hold-ms': { type: 'string', default: '1000' },
     'kill-every-ms': { type: 'string', default: '5000' },
     verbose: { type: 'boolean', default: false },
