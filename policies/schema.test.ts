@@ -64,7 +64,11 @@ describe('policy schema', () => {
 
   it('merges partial documents onto the defaults, replacing lists and keeping a __proto__ key as a field', () => {
     const merged = mergeOntoDefaults({ windows: [], autoApproval: { rules: [] } }) as typeof DEFAULT_POLICY;
-    expect(merged.autoApproval).toEqual({ consumerLabels: [], rules: [] });
+    expect(merged.autoApproval).toEqual({
+      consumerLabels: [],
+      consumerFieldManagers: ['mcm.ironcore.dev/field-owner'],
+      rules: [],
+    });
     expect(merged.classes).toEqual(DEFAULT_POLICY.classes);
     const hostile = mergeOntoDefaults(JSON.parse('{"__proto__": {"polluted": true}}'));
     expect(({} as Record<string, unknown>).polluted).toBeUndefined();

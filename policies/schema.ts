@@ -65,7 +65,8 @@ export const AutoApprovalRule = Closed(
     }),
     when: Enum(
       AutoApprovalConditions,
-      'NoConsumer: the claim has no consumer (no ownerReference and none of consumerLabels). ' +
+      'NoConsumer: the claim has no consumer (no ownerReference, none of consumerLabels, no write by ' +
+        'one of consumerFieldManagers). ' +
         'Unanswered: the owner neither approved nor deferred.',
     ),
     after: Duration('How long after the announcement the rule applies.'),
@@ -145,6 +146,12 @@ export const PolicySchema = Closed(
           uniqueItems: true,
           description: 'Claim labels or annotations that mark a consumer (besides ownerReferences).',
         }),
+        consumerFieldManagers: Type.Array(Type.String({ minLength: 1, maxLength: 128 }), {
+          uniqueItems: true,
+          description:
+            'Field managers (metadata.managedFields[].manager) whose writes to a claim mark a consumer: ' +
+            'consumers that own claims without an ownerReference, such as Gardener machine-controller-manager.',
+        }),
         rules: Type.Array(AutoApprovalRule, { maxItems: 32 }),
       },
       'Approval on behalf of claims nobody answers for.',
@@ -204,6 +211,9 @@ const SA = (name: string) => `system:serviceaccount:${POLICY_CONFIGMAP.namespace
  * etcd plus informer lag (sub-second to seconds); two minutes covers a slow control plane by two orders of
  * magnitude while bounding how long a leaked reservation (the write failed after the grant) blocks a budget.
  */
+/** The field manager Gardener's machine-controller-manager provider for IronCore metal applies claims with. */
+export const MCM_FIELD_MANAGER = 'mcm.ironcore.dev/field-owner';
+
 export const DEFAULT_POLICY: Policy = {
   apiVersion: POLICY_API_VERSION,
   kind: POLICY_KIND,
@@ -215,6 +225,10 @@ export const DEFAULT_POLICY: Policy = {
   },
   autoApproval: {
     consumerLabels: [],
+    // Gardener's machine-controller-manager (provider ironcore-metal) creates claims without an
+    // ownerReference and applies them under this field manager: without it, its claims would count as
+    // consumer-less and be approved without anyone asking the shoot.
+    consumerFieldManagers: [MCM_FIELD_MANAGER],
     rules: [
       { name: 'no-consumer', when: 'NoConsumer', after: '1h', classes: ['Planned', 'Urgent', 'Emergency'] },
     ],

@@ -20,6 +20,7 @@ const policy: Policy = {
   },
   autoApproval: {
     consumerLabels: ['example.com/consumer'],
+    consumerFieldManagers: [],
     rules: [
       { name: 'no-consumer', when: 'NoConsumer', after: '20s', classes: ['Planned', 'Urgent', 'Emergency'] },
     ],

@@ -8,7 +8,6 @@
 import type { Server } from '../../api/metal/v1alpha1/server.js';
 import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
-import type { KubeObject } from '../../api/schema/meta.js';
 import type { Manager } from '../../lib/kube/manager.js';
 import { withoutManagedFields, type Informer } from '../../lib/kube/informer.js';
 import type { ResourceClient } from '../../lib/kube/client.js';
@@ -22,56 +21,11 @@ import { WriteOverlay } from '../shared/overlay.js';
 import { applyOwned, applyStatusOf, withTypeMeta } from '../shared/writes.js';
 import { decideApproval, decideClaim, type ClaimPlan } from './decide.js';
 import { ApprovalMetrics } from './metrics.js';
+import { claimForCache, ownsLabel, sameBinding, serverBinding } from './cache-shape.js';
 
 export interface ApprovalControllerOptions {
   workers: number;
 }
-
-/** Whether `manager` owns `metadata.labels[key]` on the object (from managedFields). */
-export function ownsLabel(obj: KubeObject, manager: string, key: string): boolean {
-  return (obj.metadata.managedFields ?? []).some((f) => {
-    if (f.manager !== manager || f.subresource) return false;
-    const labels = (f.fieldsV1 as { 'f:metadata'?: { 'f:labels'?: Record<string, unknown> } } | undefined)?.[
-      'f:metadata'
-    ]?.['f:labels'];
-    return !!labels && Object.hasOwn(labels, `f:${key}`);
-  });
-}
-
-/**
- * A claim as this controller caches it: managedFields only as far as ownsLabel reads them (our own
- * manager's entries, reduced to the labels it owns), the rest of the claim as it is.
- */
-export function claimForCache(manager: string): (c: ServerClaim) => ServerClaim {
-  return (c) => {
-    const mine = (c.metadata.managedFields ?? []).flatMap((f) => {
-      if (f.manager !== manager || f.subresource) return [];
-      const labels = (
-        f.fieldsV1 as { 'f:metadata'?: { 'f:labels'?: Record<string, unknown> } } | undefined
-      )?.['f:metadata']?.['f:labels'];
-      return labels ? [{ manager, fieldsV1: { 'f:metadata': { 'f:labels': labels } } }] : [];
-    });
-    const { managedFields: _all, ...metadata } = c.metadata;
-    return { ...c, metadata: mine.length > 0 ? { ...metadata, managedFields: mine } : metadata };
-  };
-}
-
-/**
- * A server as this controller caches it: who it is and which claim it is bound to, all that the
- * announcement and approval decisions read of it (10,000 whole Servers were most of its memory).
- */
-export function serverBinding(s: Server): Server {
-  const { name, uid, resourceVersion, deletionTimestamp } = s.metadata;
-  const ref = s.spec.serverClaimRef;
-  return {
-    metadata: { name, uid, resourceVersion, ...(deletionTimestamp ? { deletionTimestamp } : {}) },
-    spec: { ...(ref ? { serverClaimRef: ref } : {}) },
-  } as Server;
-}
-
-const sameBinding = (a: Server | undefined, b: Server | undefined) =>
-  (a?.spec.serverClaimRef?.namespace ?? '') === (b?.spec.serverClaimRef?.namespace ?? '') &&
-  (a?.spec.serverClaimRef?.name ?? '') === (b?.spec.serverClaimRef?.name ?? '');
 
 export class ApprovalReconciler {
   readonly #mgr: Manager;

@@ -214,11 +214,34 @@ describe('eviction: approval', () => {
     expect(denial(decide('m1', { world, policy })).code).toBe(Codes.APPROVAL_MISSING);
   });
 
+  it("treats a claim written by a consumer's field manager (Gardener MCM by default) as consumed", () => {
+    const world = loadWorld();
+    const claim = find(world.claims, 'claim-a');
+    claim.metadata.managedFields = [{ manager: 'kubectl-client-side-apply', operation: 'Update' }];
+    expect(plan(decide('m1', { world })).source).toBe('Policy');
+    claim.metadata.managedFields.push({ manager: 'mcm.ironcore.dev/field-owner', operation: 'Apply' });
+    expect(denial(decide('m1', { world })).code).toBe(Codes.APPROVAL_MISSING);
+    const none = {
+      ...DEFAULT_POLICY,
+      autoApproval: { ...DEFAULT_POLICY.autoApproval, consumerFieldManagers: [] },
+    };
+    expect(plan(decide('m1', { world, policy: none })).source).toBe('Policy');
+  });
+
+  it('does not mistake an inherited property name for a consumer label', () => {
+    const policy = {
+      ...DEFAULT_POLICY,
+      autoApproval: { ...DEFAULT_POLICY.autoApproval, consumerLabels: ['constructor'] },
+    };
+    expect(plan(decide('m1', { policy })).source).toBe('Policy');
+  });
+
   it('applies an Unanswered rule only to claims that neither approved nor deferred, in the listed namespaces', () => {
     const policy: Policy = {
       ...DEFAULT_POLICY,
       autoApproval: {
         consumerLabels: [],
+        consumerFieldManagers: [],
         rules: [
           {
             name: 'silence',
@@ -235,6 +258,7 @@ describe('eviction: approval', () => {
       ...policy,
       autoApproval: {
         consumerLabels: [],
+        consumerFieldManagers: [],
         rules: [{ ...policy.autoApproval.rules[0]!, namespaces: ['tenant-b'] }],
       },
     };
@@ -243,6 +267,7 @@ describe('eviction: approval', () => {
       ...policy,
       autoApproval: {
         consumerLabels: [],
+        consumerFieldManagers: [],
         rules: [{ ...policy.autoApproval.rules[0]!, classes: ['Urgent' as const] }],
       },
     };

@@ -190,13 +190,13 @@ export function approvalRequired(m: ServerMaintenance, policy: Policy): boolean 
   return m.spec.approval?.required ?? classPolicy(policy, m.spec.class).approvalRequired;
 }
 
-function hasConsumer(claim: ServerClaim, policy: Policy): boolean {
+/** An ownerReference, a consumer label or annotation, or a write by a consumer's field manager. */
+export function hasConsumer(claim: ServerClaim, policy: Policy): boolean {
   if ((claim.metadata.ownerReferences ?? []).length > 0) return true;
-  const keys = new Set([
-    ...Object.keys(claim.metadata.labels ?? {}),
-    ...Object.keys(claim.metadata.annotations ?? {}),
-  ]);
-  return policy.autoApproval.consumerLabels.some((k) => keys.has(k));
+  const { consumerLabels, consumerFieldManagers } = policy.autoApproval;
+  const { labels = {}, annotations = {}, managedFields = [] } = claim.metadata;
+  if (consumerLabels.some((k) => Object.hasOwn(labels, k) || Object.hasOwn(annotations, k))) return true;
+  return managedFields.some((f) => f.manager !== undefined && consumerFieldManagers.includes(f.manager));
 }
 
 function ruleHolds(
