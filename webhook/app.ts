@@ -26,6 +26,7 @@ import {
   type ServerClaimDisruptionBudget,
 } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
 import type { KubeClient } from '../lib/kube/client.js';
+import { withManagerNamesOnly, withoutManagedFields } from '../lib/kube/informer.js';
 import { Manager } from '../lib/kube/manager.js';
 import { resourceOf } from '../lib/kube/resources.js';
 import { watchPolicy, type PolicyRef } from '../lib/policy/feed.js';
@@ -54,17 +55,26 @@ export interface WebhookAppOptions {
 
 /** The informers the WorldView reads, each with the indexes it needs, from a Manager. */
 export function worldInformers(mgr: Manager): WorldSources {
+  // No rule reads managedFields, except the consumer check on claims, which asks only who wrote one.
+  const transform = withoutManagedFields;
   return {
-    servers: mgr.informer<Server>(resourceOf(ServerKind), { indexers: WORLD_INDEXERS.servers }),
-    claims: mgr.informer<ServerClaim>(resourceOf(ServerClaimKind), { indexers: WORLD_INDEXERS.claims }),
+    servers: mgr.informer<Server>(resourceOf(ServerKind), { indexers: WORLD_INDEXERS.servers, transform }),
+    claims: mgr.informer<ServerClaim>(resourceOf(ServerClaimKind), {
+      indexers: WORLD_INDEXERS.claims,
+      transform: withManagerNamesOnly,
+    }),
     maintenances: mgr.informer<ServerMaintenance>(resourceOf(ServerMaintenanceKind), {
       indexers: WORLD_INDEXERS.maintenances,
+      transform,
     }),
-    serverBudgets: mgr.informer<ServerDisruptionBudget>(resourceOf(ServerDisruptionBudgetKind)),
+    serverBudgets: mgr.informer<ServerDisruptionBudget>(resourceOf(ServerDisruptionBudgetKind), {
+      transform,
+    }),
     claimBudgets: mgr.informer<ServerClaimDisruptionBudget>(resourceOf(ServerClaimDisruptionBudgetKind), {
       indexers: WORLD_INDEXERS.claimBudgets,
+      transform,
     }),
-    bmcs: mgr.informer<BMC>(resourceOf(BMCKind)),
+    bmcs: mgr.informer<BMC>(resourceOf(BMCKind), { transform }),
   };
 }
 

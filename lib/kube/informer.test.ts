@@ -1,4 +1,4 @@
-import { Informer, withoutManagedFields } from './informer.js';
+import { Informer, withManagerNamesOnly, withoutManagedFields } from './informer.js';
 import type { ResourceClient, ObjectList } from './client.js';
 import type { KubeObject } from '../../api/schema/meta.js';
 
@@ -68,5 +68,25 @@ describe('Informer transform', () => {
     await inf.waitForSync(1000);
     await inf.stop();
     expect(inf.get('a')?.metadata.managedFields).toHaveLength(1);
+  });
+});
+
+describe('cache shapes', () => {
+  it('withManagerNamesOnly keeps each writer once and no fields', () => {
+    const o: Obj = {
+      metadata: {
+        name: 'x',
+        managedFields: [
+          { manager: 'a', operation: 'Apply', fieldsV1: { 'f:spec': {} } },
+          { manager: 'a', operation: 'Update', subresource: 'status', fieldsV1: {} },
+          { manager: 'b', operation: 'Update', fieldsV1: {} },
+          { operation: 'Update', fieldsV1: {} },
+        ],
+      },
+    };
+    expect(withManagerNamesOnly(o).metadata.managedFields).toEqual([{ manager: 'a' }, { manager: 'b' }]);
+    expect(withManagerNamesOnly({ metadata: { name: 'y', managedFields: [{}] } }).metadata).toEqual({
+      name: 'y',
+    });
   });
 });

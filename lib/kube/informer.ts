@@ -55,6 +55,19 @@ export function withoutManagedFields<T extends KubeObject>(obj: T): T {
   return obj;
 }
 
+/**
+ * Keeps of metadata.managedFields only who wrote the object (each manager's name once), for readers
+ * that ask "did this manager write it" but never which fields. In place, like withoutManagedFields.
+ */
+export function withManagerNamesOnly<T extends KubeObject>(obj: T): T {
+  const fields = obj.metadata?.managedFields;
+  if (!fields) return obj;
+  const names = [...new Set(fields.flatMap((f) => (f.manager ? [f.manager] : [])))];
+  if (names.length > 0) obj.metadata.managedFields = names.map((manager) => ({ manager }));
+  else delete obj.metadata.managedFields;
+  return obj;
+}
+
 export interface InformerStats {
   lists: number;
   relistsAfterGone: number;
