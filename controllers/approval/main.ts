@@ -13,7 +13,7 @@ await runControllerBinary({
   description: 'Announce maintenance to claims and decide approvals (owner, standing, deadline, policy)',
   flags: (cmd) =>
     cmd
-      .option('--workers <n>', 'parallel reconciles per queue (announce, approve)', positiveInt, 4)
+      .option('--workers <n>', 'parallel reconciles per queue (announce, approve)', positiveInt, 8)
       .option(
         '--policy-configmap <name>',
         'name of the policy ConfigMap in --namespace',

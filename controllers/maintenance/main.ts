@@ -30,7 +30,7 @@ await runControllerBinary({
         'key of the NoBind taint put on servers in maintenance',
         MAINTENANCE_TAINT_KEY,
       )
-      .option('--workers <n>', 'parallel reconciles (one server each)', positiveInt, 4)
+      .option('--workers <n>', 'parallel reconciles (one server each)', positiveInt, 16)
       .option(
         '--max-backoff <s>',
         'cap of the backoff taken from a denial retry hint, in seconds',

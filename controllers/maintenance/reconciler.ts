@@ -21,7 +21,8 @@ import {
   ServerMaintenanceResource,
   ServerResource,
 } from '../shared/kinds.js';
-import { LEGACY_MMO_FINALIZER, MAINTENANCE_FINALIZER } from '../shared/names.js';
+import { LEGACY_MMO_FINALIZER, MAINTENANCE_FINALIZER, MaintenanceConditions } from '../shared/names.js';
+import { findCondition } from '../shared/conditions.js';
 import { BOOT_MAINTENANCE_UID_LABEL } from '../boot/from-maintenance.js';
 import { WriteOverlay } from '../shared/overlay.js';
 import { admissionDenial } from '../shared/denial.js';
@@ -62,6 +63,14 @@ const BUDGET_REASONS = new Set([
   'BudgetConflict',
   'BudgetLedgerFull',
 ]);
+
+/**
+ * How long a maintenance denied for budget room waits before it asks again on its own. The release that
+ * frees a slot wakes the first waiters at once (BudgetWaiters), so this is only the safety net, for a
+ * slot that opens without a release (another budget's, say): a short timer made every waiter ask every
+ * 30 s, thousands of denied writes an hour that no release asked for.
+ */
+const BUDGET_RECHECK_MS = 60_000;
 
 const grantIndex = (b: AnyBudget) => (b.status?.grants ?? []).map((g) => g.maintenanceUID);
 
@@ -155,7 +164,8 @@ export class MaintenanceReconciler {
       // grant, release and status write: enqueueing every holder on each was O(K) work per event).
       for (const s of changedGrantServers(before, after))
         if (this.#maintenances.byIndex('server', s).length > 0) this.#enqueue(s);
-      const freed = before && after ? slotsFreed(before, after) : 0;
+      // A deleted budget limits nobody any more: every waiter looks again.
+      const freed = !after ? this.#waiters.size : before ? slotsFreed(before, after) : 0;
       if (freed > 0) this.#wake(freed);
     };
     for (const inf of [this.#sdbs, this.#scdbs] as Informer<AnyBudget>[]) {
@@ -453,9 +463,11 @@ export class MaintenanceReconciler {
       }
       this.#metrics.attempts.inc({ result: 'denied' });
       this.#metrics.denied.inc({ reason: denial.reason });
-      const delay = Math.min(this.#o.maxBackoffMs, Math.max(1000, denial.retryAfterMs ?? 30_000));
+      const budget = BUDGET_REASONS.has(denial.reason);
+      const hint = Math.max(1000, denial.retryAfterMs ?? 30_000);
+      const delay = Math.min(this.#o.maxBackoffMs, budget ? Math.max(hint, BUDGET_RECHECK_MS) : hint);
       this.#backoff.set(uidOf(m), Date.now() + delay);
-      if (BUDGET_REASONS.has(denial.reason)) this.#waiters.add(serverName, m);
+      if (budget) this.#waiters.add(serverName, m);
       if (denial.reason === 'ServerBusy') this.#busy.add(uidOf(m));
       this.#metrics.budgetWaiters.set(this.#waiters.size);
       await this.#recordDenial(attempt, denial.reason, denial.message);
@@ -463,7 +475,7 @@ export class MaintenanceReconciler {
         { server: serverName, maintenance: m.metadata.name, code: denial.code, delay },
         'InMaintenance denied',
       );
-      return { ms: delay, reason: BUDGET_REASONS.has(denial.reason) ? 'denied-budget' : 'denied' };
+      return { ms: delay, reason: budget ? 'denied-budget' : 'denied' };
     }
   }
 
@@ -471,6 +483,9 @@ export class MaintenanceReconciler {
     const { m } = attempt;
     const next = deniedStatus(attempt, reason, message, new Date());
     if (!statusChanged(m, next)) return;
+    // An Event per transition: the same denial again (new figures in its message) updates the condition
+    // only, instead of one Event write per retry of every waiting maintenance.
+    const repeated = findCondition(m.status?.conditions, MaintenanceConditions.Admitted)?.reason === reason;
     try {
       await this.#writeStatus({ m, status: next });
     } catch (e) {
@@ -479,6 +494,6 @@ export class MaintenanceReconciler {
         'could not record the denial',
       );
     }
-    this.#mgr.events.warning(withTypeMeta(m, this.#smClient), reason, 'Start', message);
+    if (!repeated) this.#mgr.events.warning(withTypeMeta(m, this.#smClient), reason, 'Start', message);
   }
 }
