@@ -5,6 +5,7 @@ import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermai
 import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import { PeakChecker, allowedOf } from './watch.js';
 import { clock, columns, cut, glyphOf, maintenanceByServer, progressBar, renderRacks } from './screen.js';
+import { manifestNodeFlags } from './stack.js';
 
 const RACK = 'metadata.metal.ironcore.dev/rack';
 
@@ -119,5 +120,12 @@ describe('screen', () => {
     expect(clock(125_400)).toBe('02:05');
     expect(columns([['abcdef', 'x']], [4, 3])).toEqual(['abc… x']);
     expect(cut('\x1b[32mabcdef\x1b[39m', 3)).toBe('\x1b[32mabc\x1b[39m');
+  });
+});
+
+describe('manifestNodeFlags', () => {
+  it('reads the node flags a controller Deployment ships with', () => {
+    for (const name of ['maintenance', 'approval', 'budget', 'boot'])
+      expect(manifestNodeFlags(name)).toEqual(['--max-semi-space-size=2']);
   });
 });

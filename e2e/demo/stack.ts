@@ -6,7 +6,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import type { KubeClient } from '../../lib/kube/client.js';
 import { Core } from '../../lib/kube/resources.js';
 import { isAlreadyExists } from '../../lib/kube/errors.js';
@@ -74,9 +74,23 @@ process.once('exit', () => {
   for (const c of children) c.kill('SIGKILL');
 });
 
+/**
+ * The node flags a controller's Deployment runs it with (`command: [node, <flags>..., <entry>]` in
+ * manifests/<name>-controller/deployment.yaml), so what is measured here is what is shipped.
+ */
+export function manifestNodeFlags(name: string): string[] {
+  const file = join(REPO_ROOT, 'manifests', `${name}-controller`, 'deployment.yaml');
+  const deployment = parse(readFileSync(file, 'utf8')) as {
+    spec: { template: { spec: { containers: { command?: string[] }[] } } };
+  };
+  const command = deployment.spec.template.spec.containers[0]?.command ?? [];
+  if (command[0] !== 'node') throw new Error(`${file}: the container command does not start with node`);
+  return command.slice(1).filter((a) => a.startsWith('--'));
+}
+
 /** Runs compiled JavaScript under node; stdout (pino) is discarded, stderr shows crashes. */
-function spawnNode(entry: string, args: string[]): ControllerProcess {
-  const proc = spawn(process.execPath, [entry, ...args], {
+function spawnNode(entry: string, args: string[], nodeFlags: string[] = []): ControllerProcess {
+  const proc = spawn(process.execPath, [...nodeFlags, entry, ...args], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -223,7 +237,7 @@ export class Stack {
       ...(this.#o.controllerArgs?.[name] ?? []),
     ];
     const proc = this.#dist
-      ? spawnNode(join(this.#dist, 'controllers', name, 'main.js'), args)
+      ? spawnNode(join(this.#dist, 'controllers', name, 'main.js'), args, manifestNodeFlags(name))
       : fromBinary(spawnBinary(`${name}-controller`, join('controllers', name, 'main.ts'), args));
     this.controllers.push({ name, process: proc, pid: proc.pid, opsPort });
     await this.#waitReady(name, proc, opsPort);
