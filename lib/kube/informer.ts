@@ -50,6 +50,17 @@ export interface InformerOptions<T> {
  * Drops metadata.managedFields, the largest part of most objects, which no reader of a cache needs
  * (server-side apply computes ownership on the API server). In place: the object was just parsed.
  */
+/** The stored objects under `keys` (an index entry), skipping any gone; a plain loop, as it runs per lookup. */
+export function objectsAt<T>(store: ReadonlyMap<string, T>, keys: Iterable<string> | undefined): T[] {
+  const out: T[] = [];
+  if (!keys) return out;
+  for (const k of keys) {
+    const obj = store.get(k);
+    if (obj) out.push(obj);
+  }
+  return out;
+}
+
 export function withoutManagedFields<T extends KubeObject>(obj: T): T {
   if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
   return obj;
@@ -183,14 +194,7 @@ export class Informer<T extends KubeObject> {
   byIndex(index: string, value: string): T[] {
     const idx = this.#indexes.get(index);
     if (!idx) throw new Error(`informer ${this.#resource.type.plural} has no index ${index}`);
-    const keys = idx.get(value);
-    if (!keys) return [];
-    const out: T[] = [];
-    for (const k of keys) {
-      const obj = this.#store.get(k);
-      if (obj) out.push(obj);
-    }
-    return out;
+    return objectsAt(this.#store, idx.get(value));
   }
 
   get lastResourceVersion(): string {
