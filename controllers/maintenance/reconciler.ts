@@ -64,11 +64,15 @@ const BUDGET_REASONS = new Set([
   'BudgetLedgerFull',
 ]);
 
+/** Denials that end when a grant leaves a ledger (or allowed rises): the budget update wakes the waiter. */
+const ENDED_BY_RELEASE = new Set(['BudgetExhausted', 'BudgetLedgerFull']);
+
 /**
  * How long a maintenance denied for budget room waits before it asks again on its own. The release that
  * frees a slot wakes the first waiters at once (BudgetWaiters), so this is only the safety net, for a
  * slot that opens without a release (another budget's, say): a short timer made every waiter ask every
- * 30 s, thousands of denied writes an hour that no release asked for.
+ * 30 s, thousands of denied writes an hour that no release asked for. Conflicts, stale and paused
+ * budgets keep the webhook's hint: nothing wakes those.
  */
 const BUDGET_RECHECK_MS = 60_000;
 
@@ -465,7 +469,8 @@ export class MaintenanceReconciler {
       this.#metrics.denied.inc({ reason: denial.reason });
       const budget = BUDGET_REASONS.has(denial.reason);
       const hint = Math.max(1000, denial.retryAfterMs ?? 30_000);
-      const delay = Math.min(this.#o.maxBackoffMs, budget ? Math.max(hint, BUDGET_RECHECK_MS) : hint);
+      const wait = ENDED_BY_RELEASE.has(denial.reason) ? Math.max(hint, BUDGET_RECHECK_MS) : hint;
+      const delay = Math.min(this.#o.maxBackoffMs, wait);
       this.#backoff.set(uidOf(m), Date.now() + delay);
       if (budget) this.#waiters.add(serverName, m);
       if (denial.reason === 'ServerBusy') this.#busy.add(uidOf(m));
