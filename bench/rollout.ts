@@ -12,8 +12,8 @@
 // 4. More servers and claims until --scale of each exist; once every controller's cache holds them,
 //    each controller's peak RSS (VmHWM from /proc/<pid>/status).
 // The last line printed is one JSON object.
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import {
@@ -23,12 +23,13 @@ import {
 import { KubeClient } from '../lib/kube/client.js';
 import { resourceOf } from '../lib/kube/resources.js';
 import { parseDuration } from '../policies/validate.js';
-import { controlPlaneDownSync, controlPlaneUp, installCRDs } from '../e2e/harness/control-plane.js';
+import { controlPlaneUp, installCRDs, scratchControlPlaneDir } from '../e2e/harness/control-plane.js';
 import { kubeconfigForBinary } from '../e2e/harness/processes.js';
 import { FleetSimulator } from '../e2e/sim/fleet/simulator.js';
 import { FLEET_LABEL, inParallel, planFleet, seedFleet } from '../e2e/sim/fleet/fleet.js';
 import { LIFECYCLE_CONTROLLERS, Stack, memoryMiB } from '../e2e/demo/stack.js';
 import { FleetWatch } from '../e2e/demo/watch.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const int = (v: string) => Number.parseInt(v, 10);
 const o = new Command()
@@ -44,26 +45,9 @@ const holdMs = parseDuration(o.hold);
 if (holdMs === undefined) throw new Error(`--hold ${o.hold}: not a duration`);
 const log = (msg: string) =>
   console.log(`[bench ${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s] ${msg}`);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const started = Date.now();
 
-const dir = mkdtempSync(join(tmpdir(), 'bench-rollout-'));
-let cleaned = false;
-const cleanup = () => {
-  if (cleaned) return;
-  cleaned = true;
-  try {
-    controlPlaneDownSync(dir);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-};
-process.once('exit', cleanup);
-for (const sig of ['SIGINT', 'SIGTERM'] as const)
-  process.once(sig, () => {
-    cleanup();
-    process.exit(130);
-  });
+const { dir, teardown: cleanup } = scratchControlPlaneDir('bench-rollout-');
 
 async function waitFor(
   what: string,

@@ -6,11 +6,8 @@
 // and a per-rack budget of 3, one replica SIGKILLed and restarted in every run (alternating). The
 // invariant checker reads the watch streams. Prints one line of figures per run and, last, one JSON
 // object; exits 1 on any violation or failed run. Everything it starts is stopped, also on Ctrl-C.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { Command } from 'commander';
-import { controlPlaneDownSync, controlPlaneUp, installCRDs } from '../e2e/harness/control-plane.js';
+import { controlPlaneUp, installCRDs, scratchControlPlaneDir } from '../e2e/harness/control-plane.js';
 import { serviceAccountKubeconfig } from '../e2e/harness/env.js';
 import { SYSTEM_NAMESPACE } from '../e2e/harness/processes.js';
 import { startWebhook, type WebhookHandle } from '../e2e/harness/webhook.js';
@@ -29,24 +26,7 @@ const opts = new Command('soak-budget')
   .parse()
   .opts<{ runs: number; replicas: number }>();
 
-const dir = mkdtempSync(join(tmpdir(), 'metal-soak-'));
-let down = false;
-const teardown = () => {
-  if (down) return;
-  down = true;
-  try {
-    controlPlaneDownSync(dir);
-  } catch {
-    // already stopped
-  }
-  rmSync(dir, { recursive: true, force: true });
-};
-process.once('exit', teardown);
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => {
-    teardown();
-    process.exit(130);
-  });
+const { dir, teardown } = scratchControlPlaneDir('metal-soak-');
 
 const log = (line: string) => process.stdout.write(`${line}\n`);
 const results: ContentionResult[] = [];

@@ -12,12 +12,9 @@
 //   npm run soak:crash -- --rounds 3 --servers 40 --budget 5
 //
 // One line per round, then a summary; the last line is one JSON object. Exit status 1 on any violation.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KubeClient } from '../lib/kube/client.js';
-import { controlPlaneDownSync, controlPlaneUp, installCRDs } from '../e2e/harness/control-plane.js';
+import { controlPlaneUp, installCRDs, scratchControlPlaneDir } from '../e2e/harness/control-plane.js';
 import { startLifecycle } from '../test/integration/lifecycle/harness.js';
 import { CHAOS_POLICY, rollout, type RolloutResult } from '../test/integration/lifecycle/rollout.js';
 
@@ -37,24 +34,7 @@ const budget = Number(values.budget);
 const killEvery = Number(values['kill-every-ms']);
 const TTL_MS = 15_000; // the lifecycle harness policy's grants.ttl
 
-const dir = mkdtempSync(join(tmpdir(), 'metal-soak-crash-'));
-let down = false;
-const teardown = () => {
-  if (down) return;
-  down = true;
-  try {
-    controlPlaneDownSync(dir);
-  } catch {
-    // already down
-  }
-  rmSync(dir, { recursive: true, force: true });
-};
-process.once('exit', teardown);
-for (const sig of ['SIGINT', 'SIGTERM'] as const)
-  process.once(sig, () => {
-    teardown();
-    process.exit(130);
-  });
+const { dir, teardown } = scratchControlPlaneDir('metal-soak-crash-');
 
 const say = (line: string) => process.stdout.write(`${line}\n`);
 const started = Date.now();

@@ -36,6 +36,7 @@ import { createGrantor } from './grants.js';
 import { InformerWorld, WORLD_INDEXERS, type WorldSources } from './informer-world.js';
 import { createWebhookServer, type WebhookServer } from './server.js';
 import { CertReloader, type CertFiles } from './tls.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export interface WebhookAppOptions {
   client: KubeClient;
@@ -77,8 +78,6 @@ export function worldInformers(mgr: Manager): WorldSources {
     bmcs: mgr.informer<BMC>(resourceOf(BMCKind), { transform }),
   };
 }
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class WebhookApp {
   readonly manager: Manager;

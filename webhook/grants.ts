@@ -105,9 +105,12 @@ export interface GrantOptions {
 
 export type GrantFunction = (plan: GrantPlan, options: { dryRun: boolean }) => Promise<GrantResult>;
 
-const DEFAULTS = { maxAttempts: 20, baseDelayMs: 5, capDelayMs: 200, jitter: 0.5, deadlineMs: 4000 };
 const DEFAULT_OPTIONS: Required<Omit<GrantOptions, 'onConflict' | 'onRetry'>> = {
-  ...DEFAULTS,
+  maxAttempts: 20,
+  baseDelayMs: 5,
+  capDelayMs: 200,
+  jitter: 0.5,
+  deadlineMs: 4000,
   clock: () => new Date(),
   sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
   random: Math.random,

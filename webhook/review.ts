@@ -34,10 +34,6 @@ export const RULES: Record<ReviewType, Record<string, Rule | 'eviction'>> = {
   mutate: { contract: mutate },
 };
 
-export function hasRule(type: ReviewType, rule: string): boolean {
-  return Object.hasOwn(RULES[type], rule);
-}
-
 export interface ReviewDeps {
   world: WorldView;
   policies: PolicyStore;
@@ -142,7 +138,8 @@ export function decide(
   request: AdmissionRequest,
   deps: ReviewDeps,
 ): ReviewOutcome | Promise<ReviewOutcome> {
-  const handler = RULES[type][rule];
+  // Own keys only: a rule named "constructor" or "__proto__" is not a rule.
+  const handler = Object.hasOwn(RULES[type], rule) ? RULES[type][rule] : undefined;
   if (!handler)
     return { decision: allow([`no ${type} rule ${JSON.stringify(rule)}; request admitted unchecked`]) };
   // The policy ConfigMap rule does not read the policy: it must work before the first one exists,

@@ -28,7 +28,7 @@ import type { Decision } from './decision.js';
 import type { GrantFunction } from './grants.js';
 import { createMetrics, type WebhookMetrics } from './metrics.js';
 import { reviewLogger } from './log.js';
-import { decide, hasRule, RULES, type ReviewDeps, type ReviewOutcome, type ReviewType } from './review.js';
+import { decide, RULES, type ReviewDeps, type ReviewOutcome, type ReviewType } from './review.js';
 import type { PolicyConfigMapRef } from './rules/common.js';
 import type { CertPair, CertReloader } from './tls.js';
 import type { WorldView } from './world.js';
@@ -214,7 +214,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     const { type, rule } = request.params;
     if (type !== 'validate' && type !== 'mutate')
       return fourHundred(reply, metrics, 404, 'NotFound', 'no such path');
-    const handler = hasRule(type, rule) ? handlers.get(`${type}/${rule}`) : undefined;
+    const handler = handlers.get(`${type}/${rule}`);
     if (!handler)
       return fourHundred(reply, metrics, 404, 'UnknownRule', `no ${type} rule ${JSON.stringify(rule)}`);
     return handler(request, reply);

@@ -16,10 +16,12 @@ import {
   ensureNamespace,
   kubeconfigForBinary,
   spawnBinary,
+  stopChild,
   SYSTEM_NAMESPACE,
   type RunningBinary,
 } from '../harness/processes.js';
 import { startWebhook, type WebhookHandle } from '../harness/webhook.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export const LIFECYCLE_CONTROLLERS = ['maintenance', 'approval', 'budget'] as const;
 
@@ -104,14 +106,7 @@ function spawnNode(entry: string, args: string[], nodeFlags: string[] = []): Con
   return {
     pid: proc.pid ?? 0,
     exited,
-    async stop(signal = 'SIGTERM', timeoutMs = 10_000) {
-      if (proc.exitCode !== null || proc.signalCode !== null) return exited;
-      proc.kill(signal);
-      const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
-      const code = await exited;
-      clearTimeout(timer);
-      return code;
-    },
+    stop: (signal = 'SIGTERM', timeoutMs = 10_000) => stopChild(proc, exited, signal, timeoutMs),
   };
 }
 
@@ -144,8 +139,6 @@ export function freePort(): Promise<number> {
     });
   });
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Writes the policy ConfigMap (replacing one that exists) from a policy document. */
 export async function applyPolicy(admin: KubeClient, policy: Record<string, unknown>): Promise<void> {

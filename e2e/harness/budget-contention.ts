@@ -32,6 +32,7 @@ import { ApiBudgetStore } from '../../webhook/api-budget-store.js';
 import { releaseGrants } from '../../webhook/grants.js';
 import type { PolicyRule } from './env.js';
 import type { WebhookHandle } from './webhook.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 const MAINT = 'maintenance.metal.ironcore.dev';
 const METAL = 'metal.ironcore.dev';
@@ -116,7 +117,6 @@ interface Recorded {
 }
 
 const rand = ([lo, hi]: [number, number]) => lo + Math.random() * (hi - lo);
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function inBatches<T>(items: T[], size: number, fn: (item: T) => Promise<unknown>): Promise<void> {
   for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(fn));

@@ -1,7 +1,8 @@
 // Drives scripts/control-plane.sh (the one implementation of the local control plane) from
 // TypeScript, and adds what tests need on top: CRD installation, etcd compaction, restarts.
 import { execFile, execFileSync } from 'node:child_process';
-import { readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
@@ -50,6 +51,32 @@ export async function controlPlaneUp(dir: string): Promise<ControlPlane> {
 /** Synchronous so it can run from process 'exit' handlers. */
 export function controlPlaneDownSync(dir: string): void {
   execFileSync('bash', [SCRIPT, 'down', dir], { stdio: 'ignore', timeout: 60_000 });
+}
+
+/**
+ * A scratch directory for a script's own control plane, torn down (processes stopped, directory
+ * removed) exactly once: by `teardown()`, on exit, or on SIGINT/SIGTERM (which then exit 130).
+ */
+export function scratchControlPlaneDir(prefix: string): { dir: string; teardown: () => void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  let down = false;
+  const teardown = () => {
+    if (down) return;
+    down = true;
+    try {
+      controlPlaneDownSync(dir);
+    } catch {
+      // never started, or already stopped
+    }
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once('exit', teardown);
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => {
+      teardown();
+      process.exit(130);
+    });
+  return { dir, teardown };
 }
 
 export async function stopApiserver(dir: string): Promise<void> {

@@ -134,6 +134,21 @@ function installExitHook(): void {
   });
 }
 
+/** Sends `signal`, then SIGKILL after `timeoutMs`; resolves with the exit code (at once if it exited). */
+export async function stopChild(
+  proc: ChildProcess,
+  exited: Promise<number | null>,
+  signal: NodeJS.Signals,
+  timeoutMs: number,
+): Promise<number | null> {
+  if (proc.exitCode !== null || proc.signalCode !== null) return exited;
+  proc.kill(signal);
+  const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
+  const code = await exited;
+  clearTimeout(timer);
+  return code;
+}
+
 /**
  * Starts `entry` (a TypeScript file relative to the repo root) with tsx. stdout is parsed as
  * pino JSON lines; stderr is inherited so crashes show in the test output.
@@ -202,14 +217,7 @@ export function spawnBinary(
         });
       });
     },
-    async stop(signal = 'SIGTERM', timeoutMs = 20_000) {
-      if (proc.exitCode !== null || proc.signalCode !== null) return exited;
-      proc.kill(signal);
-      const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
-      const code = await exited;
-      clearTimeout(timer);
-      return code;
-    },
+    stop: (signal = 'SIGTERM', timeoutMs = 20_000) => stopChild(proc, exited, signal, timeoutMs),
   };
 }
 

@@ -44,6 +44,7 @@ import {
   type RunningBinary,
 } from './processes.js';
 import { startTcpBalancer, type TcpBalancer } from './tcp-balancer.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 export const WEBHOOK_MANIFEST = join(REPO_ROOT, 'manifests', 'webhook', 'webhooks.yaml');
 export const DEFAULT_POLICY_FILE = join(REPO_ROOT, 'policies', 'default-policy.yaml');
@@ -216,8 +217,6 @@ export async function ensurePolicyConfigMap(admin: KubeClient): Promise<void> {
 export function defaultPolicyData(): Record<string, string> {
   return (parse(readFileSync(DEFAULT_POLICY_FILE, 'utf8')) as { data: Record<string, string> }).data;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** True once the API server's call reached a replica and came back (both webhook kinds). */
 async function probe(admin: KubeClient): Promise<string | true> {

@@ -11,7 +11,7 @@ import {
   PARKED_BY_ANNOTATION,
 } from '../../../controllers/shared/names.js';
 import {
-  HOLD_ANNOTATION,
+  HOLD_FOREVER,
   caseBudget,
   conditionOf,
   eventsFor,
@@ -24,7 +24,6 @@ import {
   type Lifecycle,
 } from './harness.js';
 
-const forever = { [HOLD_ANNOTATION]: 'forever' };
 const TTL_MS = 15_000; // the suite policy's grants.ttl
 
 let lc: Lifecycle;
@@ -65,7 +64,7 @@ describe('grant TTL', () => {
     const f = await lc.fleet('ttl', { servers: 3, claims: 'consumer' });
     const budget = (await caseBudget(lc, f, 3)).metadata.name!;
     // Never reaches InMaintenance: the owner never answers and the deadline is an hour away.
-    const stuck = await lc.maintenance('ttl-stuck', f.servers[0]!, {}, forever);
+    const stuck = await lc.maintenance('ttl-stuck', f.servers[0]!, {}, HOLD_FOREVER);
     await waitForState(lc, 'ttl-stuck', 'Announced');
     // Runs: the claim's standing approval lets it start; its grant is older than the TTL.
     await lc.claims.patch(
@@ -73,7 +72,7 @@ describe('grant TTL', () => {
       { spec: { maintenance: { approvalMode: 'Automatic' } } },
       { namespace: f.tenant },
     );
-    const runs = await lc.maintenance('ttl-runs', f.servers[1]!, {}, forever);
+    const runs = await lc.maintenance('ttl-runs', f.servers[1]!, {}, HOLD_FOREVER);
     await waitForState(lc, 'ttl-runs', 'InMaintenance');
     const leakedAt = new Date();
     await leakGrant(budget, stuck, leakedAt);
@@ -121,10 +120,10 @@ describe('deletion in any phase', () => {
     const [sIn, sAp] = f.servers as [string, string];
     const sFa = unbudgeted.servers[0]!;
 
-    const mIn = await lc.maintenance('phase-in', sIn, {}, forever);
+    const mIn = await lc.maintenance('phase-in', sIn, {}, HOLD_FOREVER);
     await waitForMaintenance(lc, 'phase-in', 'Ready', (m) => conditionOf(m, 'Ready')?.status === 'True');
     // Approved, refused for budget (K=1 is taken) and holding a leaked grant of its own.
-    const mAp = await lc.maintenance('phase-approved', sAp, {}, forever);
+    const mAp = await lc.maintenance('phase-approved', sAp, {}, HOLD_FOREVER);
     await waitForMaintenance(
       lc,
       'phase-approved',
@@ -132,9 +131,9 @@ describe('deletion in any phase', () => {
       (m) => conditionOf(m, 'Admitted')?.reason === 'BudgetExhausted',
     );
     await leakGrant(budget, mAp, new Date());
-    const mAn = await lc.maintenance('phase-announced', claimed.servers[0]!, {}, forever);
+    const mAn = await lc.maintenance('phase-announced', claimed.servers[0]!, {}, HOLD_FOREVER);
     await waitForState(lc, 'phase-announced', 'Announced');
-    const mPe = await lc.maintenance('phase-pending', 'no-such-server', {}, forever);
+    const mPe = await lc.maintenance('phase-pending', 'no-such-server', {}, HOLD_FOREVER);
     await waitForMaintenance(
       lc,
       'phase-pending',
@@ -142,7 +141,7 @@ describe('deletion in any phase', () => {
       (m) => conditionOf(m, 'Admitted')?.reason === 'ServerNotFound',
     );
     // Failed: held longer than its maxDuration; a Failed maintenance holds nothing any more.
-    const mFa = await lc.maintenance('phase-failed', sFa, { maxDuration: '4s' }, forever);
+    const mFa = await lc.maintenance('phase-failed', sFa, { maxDuration: '4s' }, HOLD_FOREVER);
     const failed = await waitForState(lc, 'phase-failed', 'Failed', { timeoutMs: 40_000 });
     expect(conditionOf(failed, 'Failed')?.reason).toBe('MaxDurationExceeded');
 

@@ -13,7 +13,7 @@ import {
 } from '../../../controllers/shared/names.js';
 import { ServerClaimResource } from '../../../controllers/shared/kinds.js';
 import {
-  HOLD_ANNOTATION,
+  HOLD_FOREVER,
   conditionOf,
   finish,
   getMaintenance,
@@ -26,9 +26,7 @@ import {
   waitForState,
   type Lifecycle,
 } from './harness.js';
-
-const forever = { [HOLD_ANNOTATION]: 'forever' };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { setTimeout as sleep } from 'node:timers/promises';
 
 let lc: Lifecycle;
 beforeAll(async () => {
@@ -45,7 +43,7 @@ describe('cordon ownership', () => {
     const adminTaint = { key: 'example.com/faulty-dimm', value: 'DIMM.Socket.A3', effect: 'NoBind' as const };
     await lc.servers.patch(server, { spec: { unclaimable: true, taints: [adminTaint] } });
 
-    const m = await lc.maintenance('cordon-m', server, { reason: 'HardwareRepair' }, forever);
+    const m = await lc.maintenance('cordon-m', server, { reason: 'HardwareRepair' }, HOLD_FOREVER);
     const running = await waitForMaintenance(
       lc,
       'cordon-m',
@@ -108,7 +106,7 @@ describe('approvals scoped to a maintenance uid', () => {
         ])
       ).kubeconfig,
     );
-    const m1 = await lc.maintenance('approve-m1', f.servers[0]!, { reason: 'FirmwareUpdate' }, forever);
+    const m1 = await lc.maintenance('approve-m1', f.servers[0]!, { reason: 'FirmwareUpdate' }, HOLD_FOREVER);
     const m2 = await lc.maintenance('approve-m2', f.servers[0]!, { reason: 'SecurityPatch' });
     // The announcements, and (legacy window open) the maintenance-needed label for the CCM.
     const announced = await waitFor('both announced on the claim, with the legacy label', async () => {

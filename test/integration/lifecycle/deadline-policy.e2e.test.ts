@@ -9,7 +9,7 @@ import { serviceAccountKubeconfig, waitFor } from '../../../e2e/harness/env.js';
 import { ServerClaimResource } from '../../../controllers/shared/kinds.js';
 import { rfc3339 } from '../../../controllers/shared/time.js';
 import {
-  HOLD_ANNOTATION,
+  HOLD_FOREVER,
   TEST_POLICY,
   conditionOf,
   eventsFor,
@@ -25,9 +25,7 @@ import {
   type Fleet,
   type Lifecycle,
 } from './harness.js';
-
-const forever = { [HOLD_ANNOTATION]: 'forever' };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { setTimeout as sleep } from 'node:timers/promises';
 
 let lc: Lifecycle;
 beforeAll(async () => {
@@ -56,7 +54,7 @@ describe('deadline escalation', () => {
   it('starts an unanswered maintenance within 30 s after its deadline, with condition and Event DeadlineReached', async () => {
     const f = await lc.fleet('deadline', { servers: 1, claims: 'consumer' });
     const deadline = rfc3339(Date.now() + 8000);
-    const m = await lc.maintenance('deadline-m', f.servers[0]!, { approval: { deadline } }, forever);
+    const m = await lc.maintenance('deadline-m', f.servers[0]!, { approval: { deadline } }, HOLD_FOREVER);
     expect(await announcedDeadline(f, m.metadata.uid!)).toBe(deadline);
     const before = await waitForState(lc, 'deadline-m', 'Announced');
     expect(conditionOf(before, 'Approved')?.reason).toBe('AwaitingApproval');
@@ -88,7 +86,7 @@ describe('deadline escalation', () => {
     const owner = await ownerOf(f);
     try {
       const deadline = rfc3339(Date.now() + 60_000);
-      const m = await lc.maintenance('defer-m', f.servers[0]!, { approval: { deadline } }, forever);
+      const m = await lc.maintenance('defer-m', f.servers[0]!, { approval: { deadline } }, HOLD_FOREVER);
       await announcedDeadline(f, m.metadata.uid!);
       const claims = owner.resource<ServerClaim>(ServerClaimResource);
       const claim = f.claims[0]!;
@@ -149,8 +147,8 @@ describe('claims nobody answers for', () => {
     const orphan = await lc.fleet('orphan', { servers: 1, claims: 'no-consumer' });
     const owned = await lc.fleet('owned', { servers: 1, claims: 'consumer' });
     const created = Date.now();
-    await lc.maintenance('orphan-m', orphan.servers[0]!, {}, forever);
-    await lc.maintenance('owned-m', owned.servers[0]!, {}, forever);
+    await lc.maintenance('orphan-m', orphan.servers[0]!, {}, HOLD_FOREVER);
+    await lc.maintenance('owned-m', owned.servers[0]!, {}, HOLD_FOREVER);
     const started = await waitForState(lc, 'orphan-m', 'InMaintenance', { timeoutMs: 30_000 });
     expect(started.status?.approval).toMatchObject({
       source: 'Policy',
@@ -186,8 +184,8 @@ describe('maintenance windows', () => {
     await lc.setPolicy({ classes: windowed, windows: closed });
     try {
       const f = await lc.fleet('window', { servers: 2 });
-      await lc.maintenance('window-planned', f.servers[0]!, { class: 'Planned' }, forever);
-      await lc.maintenance('window-urgent', f.servers[1]!, { class: 'Urgent' }, forever);
+      await lc.maintenance('window-planned', f.servers[0]!, { class: 'Planned' }, HOLD_FOREVER);
+      await lc.maintenance('window-urgent', f.servers[1]!, { class: 'Urgent' }, HOLD_FOREVER);
       await waitForState(lc, 'window-urgent', 'InMaintenance');
       const outside = await waitForMaintenance(
         lc,

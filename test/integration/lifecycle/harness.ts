@@ -471,3 +471,6 @@ export const claimKey = (c: { namespace: string; name: string }) => objectKey(c)
 export const ledgerHas = (b: ServerDisruptionBudget | undefined, uid: string) =>
   (b?.status?.grants ?? []).some((g) => g.maintenanceUID === uid);
 export { HOLD_ANNOTATION, ServerClaimDisruptionBudgetResource };
+
+/** Annotations for a maintenance the simulated actor holds until the test deletes it. */
+export const HOLD_FOREVER = { [HOLD_ANNOTATION]: 'forever' };

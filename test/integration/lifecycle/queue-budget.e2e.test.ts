@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { waitFor } from '../../../e2e/harness/env.js';
 import {
-  HOLD_ANNOTATION,
+  HOLD_FOREVER,
   caseBudget,
   conditionOf,
   finish,
@@ -21,9 +21,7 @@ import {
   waitForState,
   type Lifecycle,
 } from './harness.js';
-
-const forever = { [HOLD_ANNOTATION]: 'forever' };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+import { setTimeout as sleep } from 'node:timers/promises';
 
 let lc: Lifecycle;
 beforeAll(async () => {
@@ -37,7 +35,7 @@ describe('the queue of one server', () => {
   it('runs higher priority first, then the more urgent class', async () => {
     const f = await lc.fleet('prio', { servers: 1 });
     const server = f.servers[0]!;
-    await lc.maintenance('prio-first', server, {}, forever);
+    await lc.maintenance('prio-first', server, {}, HOLD_FOREVER);
     await waitForState(lc, 'prio-first', 'InMaintenance');
     await Promise.all([
       lc.maintenance('prio-low', server, { priority: 0, class: 'Planned' }),
@@ -102,7 +100,7 @@ describe('budgets count every kind of unavailability', () => {
       return b.status?.unavailable === 2 && b.status.disruptionsAllowed === 1 && b.status.expected === 6;
     });
     const names = free.map((_, i) => `budget-${i}`);
-    await Promise.all(names.map((n, i) => lc.maintenance(n, free[i]!, {}, forever)));
+    await Promise.all(names.map((n, i) => lc.maintenance(n, free[i]!, {}, HOLD_FOREVER)));
     await waitFor('one started, the rest denied', async () => {
       const ms = await Promise.all(names.map((n) => getMaintenance(lc, n)));
       const running = ms.filter((m) => stateOf(m) === 'InMaintenance').length;

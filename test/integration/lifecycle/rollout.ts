@@ -26,6 +26,7 @@ import {
   type Lifecycle,
   type StateRecord,
 } from './harness.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /** The policy crash scenarios run with: the suite's, with a park timeout no loaded machine reaches. */
 export const CHAOS_POLICY = { timeouts: { ...TEST_POLICY.timeouts, park: '5m' } };
@@ -63,8 +64,6 @@ export interface RolloutResult {
   stuckServers: string[];
   leftoverGrants: number;
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function between([lo, hi]: [number, number], random: () => number): number {
   return lo + random() * (hi - lo);
