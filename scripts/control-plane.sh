@@ -145,7 +145,7 @@ start_apiserver() {
     --authorization-mode RBAC \
     --disable-admission-plugins ServiceAccount \
     --allow-privileged=true \
-    --profiling=false \
+    --profiling="${APISERVER_PROFILING:-false}" \
     --watch-cache-sizes podtemplates#0 \
     --v=0 \
     >>"$dir/kube-apiserver.log" 2>&1 </dev/null &
