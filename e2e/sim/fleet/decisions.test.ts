@@ -170,6 +170,26 @@ describe('planServer: park and unpark', () => {
     expect(planServer(free, none, 0, t).status).toEqual({ state: 'Available' });
   });
 
+  it('with instant power, parks and unparks in one status write each', () => {
+    const instant = { ...t, powerMs: 0 };
+    const on = server(
+      's1',
+      spec,
+      { state: 'Reserved', powerState: 'On' },
+      { [OPERATION_ANNOTATION]: 'park' },
+    );
+    expect(planServer(on, { claim: claim('c1') }, 0, instant)).toMatchObject({
+      status: { powerState: 'Off', state: 'Parked' },
+      annotations: { [PARKED_ANNOTATION]: 'true', [OPERATION_ANNOTATION]: null },
+    });
+    const ann = { [PARKED_ANNOTATION]: 'true', [OPERATION_ANNOTATION]: 'unpark' };
+    const parked = server('s1', spec, { state: 'Parked', powerState: 'Off' }, ann);
+    const wantsOn = { claim: { ...claim('c1'), spec: { ...claim('c1').spec, power: 'On' as const } } };
+    expect(planServer(parked, wantsOn, 0, instant).status).toEqual({ powerState: 'On', state: 'Reserved' });
+    const free = server('s1', {}, { state: 'Parked', powerState: 'Off' }, ann);
+    expect(planServer(free, none, 0, instant).status).toEqual({ state: 'Available' });
+  });
+
   it('drops an unpark of a server that is not parked', () => {
     const on = server(
       's1',

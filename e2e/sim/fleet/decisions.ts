@@ -74,7 +74,13 @@ export function powerStep(
 
 const PARKABLE = new Set(['Available', 'Reserved', 'Discovery']);
 
-function operationStep(server: Server, op: string, elapsedMs: number, t: SimTimings): ServerStep | undefined {
+function operationStep(
+  server: Server,
+  claim: ClaimLookup,
+  op: string,
+  elapsedMs: number,
+  t: SimTimings,
+): ServerStep | undefined {
   const state = server.status?.state;
   if (op === 'park') {
     // Also sets the marker: a park that wrote its status but not yet its annotations completes here.
@@ -85,9 +91,10 @@ function operationStep(server: Server, op: string, elapsedMs: number, t: SimTimi
       };
     if (!PARKABLE.has(state ?? '')) return { waitMs: 1000, why: `park: not parkable in state ${state}` };
     const power = powerStep(server.status?.powerState, 'Off', elapsedMs, t);
-    if (power) return power;
+    // Instant power (powerMs 0) powers off and parks in one status write, as one reconcile would.
+    if (power && t.powerMs > 0) return power;
     return {
-      status: { state: 'Parked' },
+      status: { ...power?.status, state: 'Parked' },
       annotations: { [PARKED_ANNOTATION]: 'true', [OPERATION_ANNOTATION]: null },
       why: 'park: powered off and parked',
     };
@@ -95,8 +102,13 @@ function operationStep(server: Server, op: string, elapsedMs: number, t: SimTimi
   if (op === 'unpark') {
     if (!isParked(server))
       return { annotations: { [OPERATION_ANNOTATION]: null }, why: 'unpark: not parked' };
+    const state = server.spec.serverClaimRef ? 'Reserved' : 'Available';
+    // Instant power: back in service with the power its claim wants, in the same write.
+    const want = state === 'Reserved' && claim.claim ? claim.claim.spec.power : undefined;
+    const power =
+      t.powerMs <= 0 && want ? powerStep(server.status?.powerState, want, elapsedMs, t) : undefined;
     return {
-      status: { state: server.spec.serverClaimRef ? 'Reserved' : 'Available' },
+      status: { ...power?.status, state },
       annotations: { [PARKED_ANNOTATION]: null, [OPERATION_ANNOTATION]: null },
       why: 'unpark: back in service',
     };
@@ -138,7 +150,7 @@ export function planServer(server: Server, claim: ClaimLookup, elapsedMs: number
   const state = server.status?.state;
   if (!state) return { status: { state: 'Initial', powerState: 'Off' }, why: 'new server' };
   const op = server.metadata.annotations?.[OPERATION_ANNOTATION];
-  const opStep = op ? operationStep(server, op, elapsedMs, t) : undefined;
+  const opStep = op ? operationStep(server, claim, op, elapsedMs, t) : undefined;
   if (opStep) return opStep;
   if (server.spec.serverClaimRef && claimGone(claim) && state !== 'Released')
     return releaseStep(server, elapsedMs, t);
