@@ -1,7 +1,9 @@
-// The BudgetStore over the API server: GET the budget (fresh, never from a cache: a grant must see
-// every grant written before it), PUT its /status with the resourceVersion it was read at. The API
-// server refuses a stale resourceVersion with 409 Conflict, which becomes budgetConflict() so the grant
-// loop re-reads and re-decides. Timeouts are short: the whole grant must fit the webhook's timeout.
+// The BudgetStore over the API server: GET the budget, PUT its /status with the resourceVersion it was
+// read at. The API server refuses a stale resourceVersion with 409 Conflict, which becomes
+// budgetConflict() so the grant loop re-reads and re-decides; a grant therefore always sees every grant
+// written before it, even when its first look was at a cached copy (peek: the newer of the watch cache
+// and this replica's last read or write). Timeouts are short: the whole grant must fit the webhook's
+// timeout.
 import {
   ServerClaimDisruptionBudgetKind,
   type ServerClaimDisruptionBudget,
@@ -12,24 +14,52 @@ import {
 } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { KubeClient, ResourceClient } from '../lib/kube/client.js';
 import { isConflict, isNotFound } from '../lib/kube/errors.js';
-import { resourceOf } from '../lib/kube/resources.js';
+import { isNewer, resourceOf } from '../lib/kube/resources.js';
 import { budgetConflict } from './codes.js';
-import type { AnyBudget, BudgetRef, BudgetStore } from './grants.js';
+import { refKey, type AnyBudget, type BudgetRef, type BudgetStore } from './grants.js';
 
 export interface ApiBudgetStoreOptions {
   /** Per request; the grant loop makes a few of them within the eviction webhook's timeout. */
   timeoutMs?: number;
+  /** The watch cache's copy of a budget (for peek). */
+  cached?: (ref: BudgetRef) => AnyBudget | undefined;
 }
 
 export class ApiBudgetStore implements BudgetStore {
   readonly #fleet: ResourceClient<ServerDisruptionBudget>;
   readonly #tenant: ResourceClient<ServerClaimDisruptionBudget>;
   readonly #timeoutMs: number;
+  readonly #cached: ((ref: BudgetRef) => AnyBudget | undefined) | undefined;
+  /** What this replica last read or wrote, per budget: newer than the watch cache until its event comes. */
+  readonly #seen = new Map<string, AnyBudget>();
 
   constructor(client: KubeClient, options: ApiBudgetStoreOptions = {}) {
     this.#fleet = client.resource(resourceOf(ServerDisruptionBudgetKind));
     this.#tenant = client.resource(resourceOf(ServerClaimDisruptionBudgetKind));
     this.#timeoutMs = options.timeoutMs ?? 2000;
+    this.#cached = options.cached;
+  }
+
+  peek(ref: BudgetRef): AnyBudget | undefined {
+    const key = refKey(ref);
+    const cached = this.#cached?.(ref);
+    const seen = this.#seen.get(key);
+    // Gone from the cache: perhaps deleted; a fresh read decides.
+    if (!cached || !seen) return cached;
+    if (
+      seen.metadata.uid !== cached.metadata.uid ||
+      !isNewer(seen.metadata.resourceVersion, cached.metadata.resourceVersion)
+    ) {
+      this.#seen.delete(key);
+      return cached;
+    }
+    return seen;
+  }
+
+  #saw(ref: BudgetRef, budget: AnyBudget | undefined): AnyBudget | undefined {
+    if (budget) this.#seen.set(refKey(ref), budget);
+    else this.#seen.delete(refKey(ref));
+    return budget;
   }
 
   #resource(ref: BudgetRef): ResourceClient<AnyBudget> {
@@ -38,9 +68,12 @@ export class ApiBudgetStore implements BudgetStore {
 
   async get(ref: BudgetRef): Promise<AnyBudget | undefined> {
     try {
-      return await this.#resource(ref).get(ref.name, ref.namespace, { timeoutMs: this.#timeoutMs });
+      return this.#saw(
+        ref,
+        await this.#resource(ref).get(ref.name, ref.namespace, { timeoutMs: this.#timeoutMs }),
+      );
     } catch (e) {
-      if (isNotFound(e)) return undefined;
+      if (isNotFound(e)) return this.#saw(ref, undefined);
       throw e;
     }
   }
@@ -51,7 +84,9 @@ export class ApiBudgetStore implements BudgetStore {
       throw new Error(`budget ${ref.name}: refusing a status write without resourceVersion`);
     }
     try {
-      return await this.#resource(ref).replaceStatus(budget, { timeoutMs: this.#timeoutMs });
+      const written = await this.#resource(ref).replaceStatus(budget, { timeoutMs: this.#timeoutMs });
+      this.#saw(ref, written);
+      return written;
     } catch (e) {
       if (isConflict(e)) throw budgetConflict(ref.name);
       throw e;

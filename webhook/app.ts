@@ -32,7 +32,7 @@ import { resourceOf } from '../lib/kube/resources.js';
 import { watchPolicy, type PolicyRef } from '../lib/policy/feed.js';
 import { PolicyStore } from '../lib/policy/store.js';
 import { ApiBudgetStore } from './api-budget-store.js';
-import { createGrantor } from './grants.js';
+import { createGrantor, type AnyBudget, type BudgetRef } from './grants.js';
 import { InformerWorld, WORLD_INDEXERS, type WorldSources } from './informer-world.js';
 import { createWebhookServer, type WebhookServer } from './server.js';
 import { CertReloader, type CertFiles } from './tls.js';
@@ -85,6 +85,7 @@ export class WebhookApp {
   readonly policies = new PolicyStore();
   readonly #o: WebhookAppOptions;
   readonly #policySynced: Promise<void>;
+  readonly #cachedBudget: (ref: BudgetRef) => AnyBudget | undefined;
   #server: WebhookServer | undefined;
   #stopping = false;
   #stopped: Promise<void> | undefined;
@@ -99,7 +100,12 @@ export class WebhookApp {
       ...(options.ops ? { ops: options.ops } : {}),
       ...(options.syncTimeoutMs ? { syncTimeoutMs: options.syncTimeoutMs } : {}),
     });
-    this.world = new InformerWorld(worldInformers(this.manager));
+    const informers = worldInformers(this.manager);
+    this.world = new InformerWorld(informers);
+    this.#cachedBudget = (ref) =>
+      ref.kind === 'ServerDisruptionBudget'
+        ? informers.serverBudgets.getByName(ref.name)
+        : informers.claimBudgets.getByName(ref.name, ref.namespace);
     const feed = watchPolicy(this.manager, this.policies, {
       ref: options.policy,
       whenMissing: options.policyWhenMissing ?? 'defaults',
@@ -131,7 +137,7 @@ export class WebhookApp {
     const server = createWebhookServer({
       world: this.world,
       policies: this.policies,
-      grant: createGrantor(new ApiBudgetStore(this.#o.client)),
+      grant: createGrantor(new ApiBudgetStore(this.#o.client, { cached: this.#cachedBudget })),
       isReady: () => this.world.hasSynced() && !this.#stopping,
       logger,
       registry: this.manager.registry,

@@ -37,6 +37,12 @@ const scdb = (maxUnavailable: number): ServerClaimDisruptionBudget => ({
 });
 
 const census = (expected: number, unavailable: string[] = []) => ({ expected, unavailable });
+const ledger = (uid: string) => ({
+  maintenanceUID: uid,
+  maintenance: { namespace: 'ops', name: uid },
+  server: `srv-of-${uid}`,
+  grantedAt: NOW.toISOString(),
+});
 
 function planFor(i: number, refs: BudgetRef[] = [FLEET], expected = 100): GrantPlan {
   return {
@@ -52,7 +58,7 @@ function planFor(i: number, refs: BudgetRef[] = [FLEET], expected = 100): GrantP
 // No real waiting in unit tests; the backoff schedule is asserted through the injected sleep.
 const fast: GrantOptions = { sleep: () => Promise.resolve(), random: () => 0, clock: () => NOW };
 const uids = (store: MemoryBudgetStore, ref: BudgetRef) =>
-  (store.peek(ref)?.status?.grants ?? []).map((g) => g.maintenanceUID).sort();
+  (store.current(ref)?.status?.grants ?? []).map((g) => g.maintenanceUID).sort();
 
 describe('reserveGrants', () => {
   it('writes one ledger entry per budget, in plan order, with the grant details', async () => {
@@ -62,7 +68,7 @@ describe('reserveGrants', () => {
     ]);
     const result = await reserveGrants(store, planFor(1, [FLEET, TENANT]), false, fast);
     expect(result).toMatchObject({ granted: true, written: [FLEET, TENANT], alreadyHeld: [], conflicts: 0 });
-    expect(store.peek(TENANT)?.status?.grants).toEqual([
+    expect(store.current(TENANT)?.status?.grants).toEqual([
       {
         maintenanceUID: 'uid-1',
         maintenance: { namespace: 'ops', name: 'm-1' },
@@ -79,7 +85,7 @@ describe('reserveGrants', () => {
     const plan = planFor(1, [RACKS]);
     plan.reservations[0]!.domain = 'r7';
     await reserveGrants(store, plan, false, fast);
-    expect(store.peek(RACKS)?.status?.grants?.[0]?.domain).toBe('r7');
+    expect(store.current(RACKS)?.status?.grants?.[0]?.domain).toBe('r7');
   });
 
   it('is idempotent: a second call finds its grant and renews it in place, adding no entry', async () => {
@@ -89,7 +95,7 @@ describe('reserveGrants', () => {
     const again = await reserveGrants(store, planFor(1), false, { ...fast, clock: () => later });
     expect(again).toMatchObject({ granted: true, written: [], alreadyHeld: [FLEET] });
     expect(uids(store, FLEET)).toEqual(['uid-1']);
-    expect(store.peek(FLEET)!.status!.grants![0]!.grantedAt).toBe(later.toISOString());
+    expect(store.current(FLEET)!.status!.grants![0]!.grantedAt).toBe(later.toISOString());
     expect(store.writes).toBe(2);
   });
 
@@ -100,7 +106,7 @@ describe('reserveGrants', () => {
         if (!expireNext) return;
         expireNext = false;
         // The TTL expiry lands first: the entry is gone and the resourceVersion moved on.
-        const b = structuredClone(s.peek(ref)!);
+        const b = structuredClone(s.current(ref)!);
         b.status = { ...b.status, grants: [] };
         s.put(ref, b);
       },
@@ -111,7 +117,7 @@ describe('reserveGrants', () => {
     const again = await reserveGrants(store, planFor(1), false, { ...fast, clock: () => later });
     expect(again).toMatchObject({ granted: true, written: [FLEET], conflicts: 1 });
     expect(uids(store, FLEET)).toEqual(['uid-1']);
-    expect(store.peek(FLEET)!.status!.grants![0]!.grantedAt).toBe(later.toISOString());
+    expect(store.current(FLEET)!.status!.grants![0]!.grantedAt).toBe(later.toISOString());
   });
 
   it('releases earlier reservations when a later budget refuses, and says which budget and why', async () => {
@@ -157,7 +163,7 @@ describe('reserveGrants', () => {
     let bumps = 3;
     const store = new MemoryBudgetStore([{ ref: FLEET, budget: sdb('fleet', 5) }], {
       beforeReplace: (ref, s) => {
-        if (bumps-- > 0) s.put(ref, s.peek(ref)!); // another writer got there first
+        if (bumps-- > 0) s.put(ref, s.current(ref)!); // another writer got there first
       },
     });
     const sleeps: number[] = [];
@@ -192,7 +198,7 @@ describe('reserveGrants', () => {
 
   it('gives up after maxAttempts conflicts with a retry-later denial', async () => {
     const store = new MemoryBudgetStore([{ ref: FLEET, budget: sdb('fleet', 5) }], {
-      beforeReplace: (ref, s) => void s.put(ref, s.peek(ref)!),
+      beforeReplace: (ref, s) => void s.put(ref, s.current(ref)!),
     });
     const result = await reserveGrants(store, planFor(1), false, fast);
     expect(result).toMatchObject({
@@ -206,7 +212,7 @@ describe('reserveGrants', () => {
   it('gives up when its time is spent, even with attempts left', async () => {
     let t = NOW.getTime();
     const store = new MemoryBudgetStore([{ ref: FLEET, budget: sdb('fleet', 5) }], {
-      beforeReplace: (ref, s) => void s.put(ref, s.peek(ref)!),
+      beforeReplace: (ref, s) => void s.put(ref, s.current(ref)!),
     });
     const result = await reserveGrants(store, planFor(1), false, {
       ...fast,
@@ -289,6 +295,55 @@ describe('reserveGrants', () => {
       warnings: ['w'],
     });
     expect(d.message).toMatch(/fleet: 0 unavailable, 0 allowed .*retry in 30s/);
+  });
+});
+
+describe('reserveGrants with a copy known without a request (peek)', () => {
+  /** The memory store, plus a cached copy of each budget that the test moves on by hand. */
+  function withCache(budgets: { ref: BudgetRef; budget: ServerDisruptionBudget }[]) {
+    const store = new MemoryBudgetStore(budgets);
+    const copies = new Map<string, ServerDisruptionBudget>();
+    const refresh = (ref: BudgetRef) => copies.set(ref.name, store.current(ref) as ServerDisruptionBudget);
+    for (const { ref } of budgets) refresh(ref);
+    const cached = Object.assign(store, { peek: (ref: BudgetRef) => copies.get(ref.name) });
+    return { store: cached, refresh };
+  }
+
+  it('grants on a current copy without reading the budget', async () => {
+    const { store } = withCache([{ ref: FLEET, budget: sdb('fleet', 2) }]);
+    const result = await reserveGrants(store, planFor(1), false, fast);
+    expect(result).toMatchObject({ granted: true, conflicts: 0 });
+    expect(store.reads).toBe(0);
+    expect(uids(store, FLEET)).toEqual(['uid-1']);
+  });
+
+  it('loses the write on a stale copy, then decides on a fresh read: never more than the limit', async () => {
+    const { store } = withCache([{ ref: FLEET, budget: sdb('fleet', 1) }]);
+    // Another replica takes the only slot; this replica's copy has not seen it.
+    const fresh = store.current(FLEET)!;
+    store.put(FLEET, { ...fresh, status: { ...fresh.status, grants: [ledger('uid-9')] } });
+    const result = await reserveGrants(store, planFor(1), false, fast);
+    expect(result).toMatchObject({ granted: false, conflicts: 1, denial: { code: Codes.BUDGET_EXHAUSTED } });
+    expect(store.reads).toBe(1);
+    expect(uids(store, FLEET)).toEqual(['uid-9']);
+  });
+
+  it('does not refuse on a stale copy: a full copy is checked against a fresh read first', async () => {
+    const full = sdb('fleet', 1);
+    full.status = { ...full.status, grants: [ledger('uid-9')] };
+    const { store, refresh } = withCache([{ ref: FLEET, budget: full }]);
+    refresh(FLEET);
+    store.put(FLEET, sdb('fleet', 1)); // uid-9 released; the copy still shows it
+    const result = await reserveGrants(store, planFor(1), false, fast);
+    expect(result).toMatchObject({ granted: true });
+    expect(store.reads).toBe(1);
+  });
+
+  it('answers a dry run from a fresh read', async () => {
+    const { store } = withCache([{ ref: FLEET, budget: sdb('fleet', 1) }]);
+    await reserveGrants(store, planFor(1), true, fast);
+    expect(store.reads).toBe(1);
+    expect(store.writes).toBe(0);
   });
 });
 

@@ -29,6 +29,12 @@ export interface BudgetStore {
   /** The budget with its current resourceVersion, or undefined when it does not exist. */
   get(ref: BudgetRef): Promise<AnyBudget | undefined>;
   /**
+   * The newest copy known without a request (a watch cache, the last write), possibly stale; undefined
+   * when none. A grant tries it first: the compare-and-swap write fails on a stale copy, so what it
+   * writes is still decided on the current ledger, and the read is saved whenever the copy is current.
+   */
+  peek?(ref: BudgetRef): AnyBudget | undefined;
+  /**
    * Writes status if metadata.resourceVersion is still current; returns the stored budget. Throws a
    * conflict (budgetConflict(), or any error with statusCode/code 409) when it is not.
    */
@@ -216,14 +222,21 @@ async function reserveOne(
   dryRun: boolean,
   finished: ReadonlySet<string>,
 ): Promise<StepOutcome> {
+  // The first look may use a copy known without a request; anything it would refuse, or a write it
+  // loses, is decided again on a fresh read.
+  let peeked = store.peek?.(r.ref);
   for (let attempt = 0; attempt < run.o.maxAttempts; attempt++) {
     if (attempt > 0 && run.expired()) break;
     run.attemptsCount.attempts++;
-    let budget: AnyBudget | undefined;
-    try {
-      budget = await store.get(r.ref);
-    } catch (e) {
-      return { kind: 'denied', denial: storeDenial(r, e) };
+    let budget: AnyBudget | undefined = peeked;
+    const fresh = !budget;
+    peeked = undefined;
+    if (!budget) {
+      try {
+        budget = await store.get(r.ref);
+      } catch (e) {
+        return { kind: 'denied', denial: storeDenial(r, e) };
+      }
     }
     // Deleted since the cache saw it: it selects nothing any more.
     if (!budget) return { kind: 'gone' };
@@ -236,10 +249,13 @@ async function reserveOne(
       finishedOnServer: finished,
     });
     if (room.kind === 'denied') {
+      if (!fresh) continue; // refused on a copy that may be stale: read it and decide again
       const { kind: _k, ...denial } = room;
       return { kind: 'denied', denial: { ...denial, ref: r.ref } };
     }
     const held = room.kind === 'present';
+    // A dry run writes nothing, so nothing would catch a stale copy: it answers from a fresh read.
+    if (dryRun && !fresh) continue;
     if (dryRun) return { kind: held ? 'held' : 'written' };
     // A held grant is renewed by compare-and-swap rather than trusted as read: the budget controller
     // may be expiring it by TTL right now, and its removal is a CAS too, so exactly one of the two

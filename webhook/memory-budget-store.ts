@@ -42,7 +42,7 @@ export class MemoryBudgetStore implements BudgetStore {
   }
 
   /** The stored budget without counting a read (for assertions). */
-  peek(ref: BudgetRef): AnyBudget | undefined {
+  current(ref: BudgetRef): AnyBudget | undefined {
     const b = this.#budgets.get(refKey(ref));
     return b ? (JSON.parse(b.json) as AnyBudget) : undefined;
   }
@@ -50,7 +50,7 @@ export class MemoryBudgetStore implements BudgetStore {
   async get(ref: BudgetRef): Promise<AnyBudget | undefined> {
     this.reads++;
     await this.hooks.yieldBetween?.();
-    return this.peek(ref);
+    return this.current(ref);
   }
 
   async replaceStatus(ref: BudgetRef, budget: AnyBudget): Promise<AnyBudget> {

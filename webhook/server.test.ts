@@ -105,7 +105,7 @@ describe('webhook server: AdmissionReview in and out', () => {
       allowed: true,
       auditAnnotations: { 'approval-source': 'NotRequired', grants: 'ServerDisruptionBudget/fleet' },
     });
-    expect(store.peek(FLEET)?.status?.grants?.map((g) => g.maintenanceUID)).toEqual(['uid-free']);
+    expect(store.current(FLEET)?.status?.grants?.map((g) => g.maintenanceUID)).toEqual(['uid-free']);
     const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body;
     expect(metrics).toContain(
       'metal_webhook_decisions_total{type="validate",rule="eviction",result="allowed",code="METAL_OK"} 1',
@@ -146,7 +146,7 @@ describe('webhook server: AdmissionReview in and out', () => {
     const { app, store, registry } = setup();
     let bumps = 2;
     store.hooks.beforeReplace = (ref, s) => {
-      if (bumps-- > 0) s.put(ref, s.peek(ref)!);
+      if (bumps-- > 0) s.put(ref, s.current(ref)!);
     };
     await post(app, '/validate/eviction', loadReview('maintenance-to-inmaintenance'));
     expect(

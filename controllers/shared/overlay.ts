@@ -3,15 +3,7 @@
 // the watch event arrives never acts on the state before its own write (e.g. start a second
 // maintenance on a server because the first still looks Approved).
 import type { KubeObject } from '../../api/schema/meta.js';
-import { objectKey } from '../../lib/kube/resources.js';
-
-/** Whether resourceVersion a is newer than b. Opaque strings in general; etcd revisions in practice. */
-export function isNewer(a: string | undefined, b: string | undefined): boolean {
-  if (!a) return false;
-  if (!b) return true;
-  if (/^\d+$/.test(a) && /^\d+$/.test(b)) return BigInt(a) > BigInt(b);
-  return false;
-}
+import { isNewer, objectKey } from '../../lib/kube/resources.js';
 
 export class WriteOverlay<T extends KubeObject> {
   readonly #written = new Map<string, T>();

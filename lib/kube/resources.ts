@@ -116,3 +116,11 @@ export function splitKey(key: string): { namespace?: string; name: string } {
   const i = key.indexOf('/');
   return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
 }
+
+/** Whether resourceVersion a is newer than b. Opaque strings in general; etcd revisions in practice. */
+export function isNewer(a: string | undefined, b: string | undefined): boolean {
+  if (!a) return false;
+  if (!b) return true;
+  if (/^\d+$/.test(a) && /^\d+$/.test(b)) return BigInt(a) > BigInt(b);
+  return false;
+}
