@@ -10,6 +10,7 @@ import { MemoryWorld } from '../../webhook/memory-world.js';
 import {
   claimBudgetStatus,
   confirmExpiry,
+  ENDED_GRACE_MS,
   expiryCandidates,
   serverBudgetStatus,
   withoutEntries,
@@ -213,6 +214,21 @@ describe('grant expiry', () => {
       ['recreated', 'ended'],
     ]);
     expect(wakeAt).toBe(T0 + 50_000);
+  });
+
+  it('leaves the grant of a maintenance that just ended to its controller for a grace period', () => {
+    const done = {
+      ...maint('done', 'Completed'),
+      status: { state: 'Completed' as const, completedAt: iso(-5) },
+    };
+    const b = sdb({}, [grant('done', 's', -20)]);
+    const early = expiryCandidates(b, lookup([done]), ttl, at(0));
+    expect(early.candidates).toEqual([]);
+    expect(early.wakeAt).toBe(T0 - 5_000 + ENDED_GRACE_MS);
+    const entry = { entry: grant('done', 's', -20), reason: 'ended' as const };
+    expect(confirmExpiry(entry, done, ttl, at(0))).toBeUndefined();
+    expect(expiryCandidates(b, lookup([done]), ttl, at(26)).candidates).toHaveLength(1);
+    expect(confirmExpiry(entry, done, ttl, at(26))).toBe('ended');
   });
 
   it('keeps a grant when the fresh read shows its maintenance running or still young', () => {

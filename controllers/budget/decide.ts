@@ -211,6 +211,20 @@ function endedFor(m: ServerMaintenance | undefined, entry: LedgerEntry): boolean
 }
 
 /**
+ * How long the grant of a maintenance that ended but still exists is left to its own controller, which
+ * releases it moments after writing Completed or Failed: expiring it at once raced that release on
+ * every maintenance (two compare-and-swap writers on one ledger, one of them always losing).
+ */
+export const ENDED_GRACE_MS = 30_000;
+
+/** Until when an ended grant is left alone (undefined: its maintenance is gone, expire it now). */
+function graceUntil(m: ServerMaintenance | undefined, entry: LedgerEntry): number | undefined {
+  if (!m || m.metadata.uid !== entry.maintenanceUID) return undefined;
+  const ended = parseTime(m.status?.completedAt) ?? parseTime(m.metadata.deletionTimestamp);
+  return ended !== undefined ? ended + ENDED_GRACE_MS : undefined;
+}
+
+/**
  * Ledger entries that look expired from the cache, and when the next one will (epoch ms). A grant of a
  * maintenance that is InMaintenance is never a candidate, however old: its finalizer or its failure
  * releases it.
@@ -227,7 +241,9 @@ export function expiryCandidates(
     const m = maintenanceOf(entry.maintenance.namespace, entry.maintenance.name);
     if (running(m, entry)) continue;
     if (endedFor(m, entry)) {
-      candidates.push({ entry, reason: 'ended' });
+      const until = graceUntil(m, entry);
+      if (until !== undefined && now.getTime() < until) wakeAt = Math.min(wakeAt ?? Infinity, until);
+      else candidates.push({ entry, reason: 'ended' });
       continue;
     }
     const expires = (parseTime(entry.grantedAt) ?? 0) + ttlMs;
@@ -250,7 +266,10 @@ export function confirmExpiry(
 ): ExpiryReason | undefined {
   const { entry } = candidate;
   if (running(fresh, entry)) return undefined;
-  if (endedFor(fresh, entry)) return 'ended';
+  if (endedFor(fresh, entry)) {
+    const until = graceUntil(fresh, entry);
+    return until !== undefined && now.getTime() < until ? undefined : 'ended';
+  }
   const expires = (parseTime(entry.grantedAt) ?? 0) + ttlMs;
   return now.getTime() >= expires ? 'ttl' : undefined;
 }

@@ -39,7 +39,16 @@ import { BudgetMetrics } from './metrics.js';
 
 export interface BudgetControllerOptions {
   workers: number;
+  /**
+   * Least time between two status writes of one budget. Every grant and release changes the figures;
+   * writing each change was a write per grant and per release on the object the webhook and the
+   * maintenance controller compare-and-swap, so their writes lost to ours. Changes inside the interval
+   * go out together in one write at its end (grant expiry waits for it too: a second at most).
+   */
+  statusIntervalMs?: number;
 }
+
+export const DEFAULT_STATUS_INTERVAL_MS = 1000;
 
 const grantIndex = (b: AnyBudget) => (b.status?.grants ?? []).map((g) => g.maintenanceUID);
 
@@ -67,10 +76,14 @@ export class BudgetReconciler {
   readonly #scdbClient: ResourceClient<ServerClaimDisruptionBudget>;
   readonly #metrics: BudgetMetrics;
   readonly #enqueue: (key: string) => void;
+  readonly #statusIntervalMs: number;
+  /** budget key -> when its status was last written (epoch ms). */
+  readonly #lastWrite = new Map<string, number>();
 
   constructor(mgr: Manager, policies: PolicyStore, options: BudgetControllerOptions) {
     this.#mgr = mgr;
     this.#policies = policies;
+    this.#statusIntervalMs = options.statusIntervalMs ?? DEFAULT_STATUS_INTERVAL_MS;
     // No reader of these caches needs managedFields (a third of a Server's bytes or more).
     const transform = withoutManagedFields;
     this.#sdbs = mgr.informer<ServerDisruptionBudget>(ServerDisruptionBudgetResource, {
@@ -230,15 +243,24 @@ export class BudgetReconciler {
   async reconcile(key: string): Promise<ReconcileResult | void> {
     const target = this.#lookup(key);
     let budget = target.budget;
-    if (!budget) return;
+    if (!budget) {
+      this.#lastWrite.delete(key);
+      return;
+    }
+    // Written less than an interval ago: everything that happened since goes out at its end, in one
+    // write (and one count over every member, instead of one per event).
+    const coalesceMs = (this.#lastWrite.get(key) ?? 0) + this.#statusIntervalMs - Date.now();
+    if (coalesceMs > 0) return { requeueAfterMs: coalesceMs, reason: 'coalesce' };
     const policy = this.#policies.current() ?? DEFAULT_POLICY;
     const ttlMs = durationMs(policy.grants.ttl);
     const now = new Date();
     const { drop, wakeAt } = await this.#toDrop(budget, ttlMs, now);
     if (drop.length > 0) budget = (await this.#expire(target.resource, budget, drop)) ?? budget;
     const status = this.#compute(budget, now);
-    if (budgetStatusChanged(budget, status))
+    if (budgetStatusChanged(budget, status)) {
       await applyStatusOf(target.resource, budget, status, this.#mgr.status.fieldManager);
+      this.#lastWrite.set(key, Date.now());
+    }
     this.#metrics.observe(
       target.kind,
       target.namespace,
