@@ -270,3 +270,29 @@ describe('approval of one maintenance', () => {
     expect(decideApproval({ m, server, claim: claim(), policy, now: at(0) })).toEqual({ events: [] });
   });
 });
+
+describe('the first approval status', () => {
+  const fresh = (name: string, spec: Partial<ServerMaintenance['spec']> = {}) => {
+    const m = maint(name, spec);
+    return { ...m, metadata: { ...m.metadata, creationTimestamp: iso(-2) } };
+  };
+
+  it('waits for the announcement, then writes Announced and Approved at once', () => {
+    const m = fresh('m1', { class: 'Emergency' });
+    const early = decideApproval({ m, server, claim: claim(), policy, now: at(0) });
+    expect(early.status).toBeUndefined();
+    expect(early.events).toEqual([]);
+    expect(early.requeueAfterMs).toBe(8000);
+    const later = decideApproval({ m, server, claim: claim({}, [announced(m, -1)]), policy, now: at(0) });
+    const reasons = later.status?.conditions.map((c) => `${c.type}=${c.reason}`);
+    expect(reasons).toEqual(['Announced=Announced', 'Approved=NotRequired']);
+  });
+
+  it('is written without the announcement once the grace has passed, or when nobody holds the server', () => {
+    const m = fresh('m1', { class: 'Emergency' });
+    expect(decideApproval({ m, server, claim: claim(), policy, now: at(9) }).status).toBeDefined();
+    expect(
+      decideApproval({ m, server: unclaimed, claim: undefined, policy, now: at(0) }).status,
+    ).toBeDefined();
+  });
+});

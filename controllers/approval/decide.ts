@@ -362,12 +362,25 @@ function approvedCondition(input: ApprovalInput, previous: ApprovalStatus, plan:
   return { approval: undefined, condition: waitingOutcome(input, verdict, plan) };
 }
 
+/**
+ * How long a new maintenance of a claimed server waits for its announcement before its first approval
+ * status is written anyway. The claim's reconcile announces it within moments and then looks at the
+ * maintenance again: waiting for that makes Announced and Approved one write instead of two.
+ */
+export const ANNOUNCE_GRACE_MS = 10_000;
+
 export function decideApproval(input: ApprovalInput): ApprovalPlan {
   const { m, server, claim, now } = input;
   const plan: ApprovalPlan = { events: [] };
   if (frozen(m)) return plan;
   const previous = ownedApprovalStatus(m);
   const announcement = announcementOf(claim, uidOf(m));
+  const never = !findCondition(m.status?.conditions, C.Approved);
+  const created = parseTime(m.metadata.creationTimestamp);
+  if (never && !announcement && claim && server?.spec.serverClaimRef && created !== undefined) {
+    const left = created + ANNOUNCE_GRACE_MS - now.getTime();
+    if (left > 0) return { events: [], requeueAfterMs: left };
+  }
   const condition = (c: ConditionInput) => makeCondition(m.status?.conditions, c, now, m.metadata.generation);
   const announced = condition(announcedCondition(m, server, claim));
   const approved = approvedCondition(input, previous, plan);
@@ -382,7 +395,6 @@ export function decideApproval(input: ApprovalInput): ApprovalPlan {
   };
   if (announcement && !previous.announcedAt)
     plan.events.push({ onClaim: false, type: 'Normal', reason: 'Announced', note: announced.message });
-  const never = !findCondition(m.status?.conditions, C.Approved);
   if (never || canonical(previous) !== canonical(next)) plan.status = next;
   return plan;
 }
