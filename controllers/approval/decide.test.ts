@@ -5,6 +5,7 @@ import type { Announcement, ServerClaim } from '../../api/metal/v1alpha1/serverc
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import { DEFAULT_POLICY, type Policy } from '../../policies/schema.js';
 import { LEGACY_NEEDED_LABEL } from '../shared/names.js';
+import { canonicalJSON } from '../shared/canonical.js';
 import { decideApproval, decideClaim, type ClaimInput } from './decide.js';
 
 const T0 = Date.parse('2026-09-01T10:00:00Z');
@@ -211,6 +212,16 @@ describe('approval of one maintenance', () => {
       now: at(1),
     });
     expect(again.events).toEqual([]);
+  });
+
+  it('writes nothing when the status read back from the API server (keys sorted) is what it would write', () => {
+    const m = maint('m');
+    const c = claim({ maintenance: { approvalMode: 'Automatic' } }, [announced(m)]);
+    const first = decideApproval({ m, server, claim: c, policy, now: at(0) }).status!;
+    const stored = JSON.parse(canonicalJSON({ ...first, state: 'Approved' })) as typeof first;
+    expect(
+      decideApproval({ m: { ...m, status: stored }, server, claim: c, policy, now: at(5) }).status,
+    ).toBeUndefined();
   });
 
   it('follows the policy path for a claim nobody consumes', () => {

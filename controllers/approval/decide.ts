@@ -21,6 +21,7 @@ import { findCondition, makeCondition, type ConditionInput } from '../shared/con
 import { LEGACY_NEEDED_LABEL, MaintenanceConditions as C } from '../shared/names.js';
 import { earliest, parseTime, rfc3339 } from '../shared/time.js';
 import { compact } from '../shared/compact.js';
+import { canonicalJSON } from '../shared/canonical.js';
 import { compareQueue, isDeleting, isTerminal, stateOf, uidOf } from '../maintenance/queue.js';
 
 const qualified = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
@@ -127,11 +128,7 @@ export interface ClaimPlan {
 
 function sameAnnouncements(a: readonly Announcement[] | undefined, b: readonly Announcement[]): boolean {
   const key = (list: readonly Announcement[]) =>
-    JSON.stringify(
-      [...list]
-        .sort((x, y) => x.maintenanceUID.localeCompare(y.maintenanceUID))
-        .map((x) => Object.fromEntries(Object.entries(x).sort(([k1], [k2]) => k1.localeCompare(k2)))),
-    );
+    canonicalJSON([...list].sort((x, y) => x.maintenanceUID.localeCompare(y.maintenanceUID)));
   return key(a ?? []) === key(b);
 }
 
@@ -231,10 +228,7 @@ export function ownedApprovalStatus(m: ServerMaintenance): ApprovalStatus {
 }
 
 function canonical(s: ApprovalStatus): string {
-  const approval = s.approval
-    ? Object.fromEntries(Object.entries(s.approval).sort(([a], [b]) => a.localeCompare(b)))
-    : undefined;
-  return JSON.stringify([s.announcedAt, s.notBefore, s.deadline, approval, s.conditions]);
+  return canonicalJSON([s.announcedAt, s.notBefore, s.deadline, s.approval, s.conditions]);
 }
 
 function approvedByText(

@@ -22,6 +22,7 @@ import { makeCondition } from '../shared/conditions.js';
 import { BudgetConditions } from '../shared/names.js';
 import { parseTime } from '../shared/time.js';
 import { isTerminal, stateOf } from '../maintenance/queue.js';
+import { canonicalJSON } from '../shared/canonical.js';
 
 export type AnyBudget = ServerDisruptionBudget | ServerClaimDisruptionBudget;
 
@@ -181,7 +182,7 @@ export function ownedBudgetStatus(budget: AnyBudget): Partial<ComputedStatus> {
 
 export function budgetStatusChanged(budget: AnyBudget, next: ComputedStatus): boolean {
   const canonical = (s: Partial<ComputedStatus>) =>
-    JSON.stringify([
+    canonicalJSON([
       s.observedGeneration,
       s.expected,
       s.unavailable,
