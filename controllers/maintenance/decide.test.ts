@@ -12,8 +12,16 @@ import {
   PARKED_ANNOTATION,
   PARKED_BY_ANNOTATION,
 } from '../shared/names.js';
-import { decideServer, deniedStatus, planPark, type GrantHolding, type ServerInput } from './decide.js';
+import {
+  decideServer,
+  deniedStatus,
+  FIRST_STATUS_GRACE_MS,
+  planPark,
+  type GrantHolding,
+  type ServerInput,
+} from './decide.js';
 import { compareQueue } from './queue.js';
+import { canonicalJSON } from '../shared/canonical.js';
 
 const T0 = Date.parse('2026-09-01T10:00:00Z');
 const at = (s: number) => new Date(T0 + s * 1000);
@@ -36,6 +44,9 @@ function server(
     status,
   };
 }
+
+/** A value as the API server returns it: keys sorted at every level (custom resources are Go maps). */
+const sortedKeys = <T>(v: T): T => JSON.parse(canonicalJSON(v)) as T;
 
 let seq = 0;
 function maint(
@@ -126,6 +137,17 @@ describe('a new maintenance', () => {
   });
 });
 
+describe('a new maintenance', () => {
+  it('gets no status of ours until the approval controller has answered, for a few seconds at most', () => {
+    const m = maint('m', { meta: { creationTimestamp: iso(-2) } });
+    const plan = decideServer(input({ maintenances: [m] }));
+    expect(plan.statuses).toEqual([]);
+    expect(plan.requeueAfterMs).toBe(FIRST_STATUS_GRACE_MS - 2000);
+    const later = decideServer(input({ maintenances: [m], now: at(9) }));
+    expect(later.statuses[0]?.status.state).toBe('Pending');
+  });
+});
+
 describe('starting', () => {
   it('taints the server for the first approved maintenance and tries it', () => {
     const m1 = maint('m1', { status: { state: 'Announced', announcedAt: iso(-100) } });
@@ -201,6 +223,40 @@ describe('starting', () => {
 });
 
 describe('while InMaintenance', () => {
+  it('admits with the park conditions already set, so the follow-through writes no status', () => {
+    const m = maint('m', { status: approved() });
+    const attempt = decideServer(input({ maintenances: [m] })).attempt!;
+    expect(cond(attempt.status, 'ServerParked')?.reason).toBe('ParkRequested');
+    expect(cond(attempt.status, 'Ready')).toMatchObject({ status: 'False', reason: 'Parking' });
+    // As the API server returns it: admitted, with the conditions the attempt wrote, keys sorted.
+    const admitted = maint('m', {
+      status: sortedKeys({ ...approved(), ...attempt.status, approval: approved().approval }),
+    });
+    const next = decideServer(input({ maintenances: [admitted] }));
+    expect(next.park).toEqual({ [OPERATION_ANNOTATION]: 'park', [PARKED_BY_ANNOTATION]: 'uid-m' });
+    expect(next.statuses).toEqual([]);
+  });
+
+  it('does not write a status for the grant mirror alone', () => {
+    const m = maint('m', { status: approved() });
+    const attempt = decideServer(input({ maintenances: [m] })).attempt!;
+    const admitted = maint('m', {
+      status: { ...approved(), ...attempt.status, approval: approved().approval },
+    });
+    const grants = new Map<string, GrantHolding[]>([
+      ['uid-m', [{ ref: { kind: 'ServerDisruptionBudget', name: 'fleet' }, grantedAt: iso(0) }]],
+    ]);
+    expect(decideServer(input({ maintenances: [admitted], grants })).statuses).toEqual([]);
+    const parked = server(
+      's1',
+      { taints: [{ key: MAINTENANCE_TAINT_KEY, value: 'uid-m', effect: 'NoBind' }] },
+      { [PARKED_ANNOTATION]: 'true', [PARKED_BY_ANNOTATION]: 'uid-m' },
+      { state: 'Parked' },
+    );
+    const ready = decideServer(input({ maintenances: [admitted], grants, server: parked })).statuses[0]!;
+    expect(ready.status.grant?.budgets).toEqual([{ kind: 'ServerDisruptionBudget', name: 'fleet' }]);
+  });
+
   it('asks metal-operator to park the server, recording who asked', () => {
     const m = maint('m', { status: running() });
     const plan = decideServer(input({ maintenances: [m] }));
@@ -402,7 +458,7 @@ describe('deletion undoes taint, park, boot and grant, in that order', () => {
     expect(plan.removeFinalizer).toEqual([]);
   });
 
-  it('then hands the taint on, releases the grant, says Completed and removes the finalizer', () => {
+  it('then hands the taint on, removes the finalizer and releases the grant', () => {
     const d = deleting(running());
     const next = maint('next', { status: approved() });
     const back = server(
@@ -420,11 +476,21 @@ describe('deletion undoes taint, park, boot and grant, in that order', () => {
     expect(plan.park).toEqual({ [PARKED_BY_ANNOTATION]: null });
     expect(plan.taint).toEqual({ value: 'uid-next' });
     expect(plan.releaseGrants).toEqual([{ m: d, refs: [{ kind: 'ServerDisruptionBudget', name: 'fleet' }] }]);
-    expect(plan.completions.find((w) => w.m === d)?.status.state).toBe('Completed');
+    // Removing the finalizer deletes it: no Completed status first, nobody would read it.
+    expect(plan.completions).toEqual([]);
     expect(plan.statuses.find((w) => w.m === d)).toBeUndefined();
     expect(plan.removeFinalizer).toEqual([d]);
+    expect(plan.transitions).toContainEqual(expect.objectContaining({ m: d, to: 'Completed' }));
     // The next one waits for the delete event: the webhook's cache may still see the old holder.
     expect(plan.attempt).toBeUndefined();
+  });
+
+  it('says Completed first when other finalizers keep the object after ours', () => {
+    const d = deleting(running(), { finalizers: [MAINTENANCE_FINALIZER, 'example.com/audit'] });
+    const back = server('s1', { taints: [{ key: MAINTENANCE_TAINT_KEY, value: 'uid-d', effect: 'NoBind' }] });
+    const plan = decideServer(input({ maintenances: [d], server: back, grants }));
+    expect(plan.completions.find((w) => w.m === d)?.status.state).toBe('Completed');
+    expect(plan.removeFinalizer).toEqual([d]);
   });
 
   it('releases a grant of a maintenance deleted before it started, and lets the next one go', () => {

@@ -13,7 +13,7 @@
 //             it stays parked and tainted until a person deletes the maintenance;
 //   releaser  deleted (or Failed) and still undoing, one step at a time: its ServerBoot is deleted and
 //             gone (restored), then the unpark is confirmed, then the taint goes to the next maintenance
-//             or away, then its grants are released, then the finalizer.
+//             or away, then the finalizer (the object goes), then its grants are released.
 // Without a holder, the first approved maintenance in queue order is tried (the candidate).
 import type { Condition } from '../../api/schema/common.js';
 import type { Server, ServerMaintenanceStatus as ServerProjection } from '../../api/metal/v1alpha1/server.js';
@@ -38,6 +38,7 @@ import {
 } from '../shared/names.js';
 import { earliest, parseTime, rfc3339 } from '../shared/time.js';
 import { compact } from '../shared/compact.js';
+import { canonicalJSON } from '../shared/canonical.js';
 import { compareQueue, isDeleting, nameOf, stateOf, uidOf, waitingState } from './queue.js';
 
 export type ParkMode = 'annotation' | 'off';
@@ -160,6 +161,16 @@ const ours = (m: ServerMaintenance) => {
   return f.includes(MAINTENANCE_FINALIZER) || f.includes(LEGACY_MMO_FINALIZER);
 };
 
+/** Whether finalizers other than ours keep the object once we remove ours. */
+const outlivesUs = (m: ServerMaintenance) =>
+  (m.metadata.finalizers ?? []).some((f) => f !== MAINTENANCE_FINALIZER && f !== LEGACY_MMO_FINALIZER);
+
+/**
+ * How long a new maintenance goes without a status of ours while the approval controller has not
+ * answered: Pending/AwaitingApproval would be a write that the approval, moments later, makes stale.
+ */
+export const FIRST_STATUS_GRACE_MS = 10_000;
+
 /** Failure reasons after which the server stays parked and tainted for a person. */
 const HOLDING_FAILURES = new Set(['BootNotRestored']);
 
@@ -180,8 +191,7 @@ export function ownedStatusOf(m: ServerMaintenance): OwnedStatus {
 }
 
 function canonical(s: OwnedStatus): string {
-  const conditions = [...s.conditions].sort((a, b) => a.type.localeCompare(b.type));
-  return JSON.stringify(Object.entries({ ...s, conditions }).sort(([a], [b]) => a.localeCompare(b)));
+  return canonicalJSON({ ...s, conditions: [...s.conditions].sort((a, b) => a.type.localeCompare(b.type)) });
 }
 
 /** Whether writing `next` would change anything (a status never written: always). */
@@ -522,7 +532,12 @@ function planReleasers(
     const held = stateOf(m) === 'InMaintenance';
     if (held) {
       finishedHolder = true;
-      // Deleted = done: the last status before the object goes says so, for watchers and the audit log.
+      plan.transitions.push({ m, from: 'InMaintenance', to: 'Completed', enteredAt: enteredStateAt(m) });
+    }
+    // Deleted = done. Removing our finalizer deletes the object, and nobody sees it InMaintenance any
+    // more: the grants go after that. Only an object that other finalizers keep gets `Completed` first,
+    // so that no watcher counts it InMaintenance once its grant is gone.
+    if (held && outlivesUs(m)) {
       const status = new StatusBuilder(m, input.now)
         .keep(C.Admitted, C.ServerParked, C.BootRequested)
         .set({ type: C.Ready, status: 'False', reason: 'Completed', message: 'done; the server is released' })
@@ -532,7 +547,6 @@ function planReleasers(
           completedAt: rfc3339(input.now),
         });
       plan.completions.push({ m, status });
-      plan.transitions.push({ m, from: 'InMaintenance', to: 'Completed', enteredAt: enteredStateAt(m) });
     }
     plan.removeFinalizer.push(m);
     plan.events.push({
@@ -629,13 +643,17 @@ function planActive(input: ServerInput, active: ServerMaintenance, park: ParkVie
   const parked = parkConditions(b, park, input.options.parkMode);
   b.set(bootReadiness(input, active, parked, b, plan));
   const grant = grantOf(active, input.grants);
-  const status = b.build({
-    state: 'InMaintenance',
+  const fields = {
+    state: 'InMaintenance' as const,
     queuePosition: 0,
     ...(active.status?.startedAt ? { startedAt: active.status.startedAt } : {}),
-    ...(grant ? { grant } : {}),
-  });
-  if (statusChanged(active, status)) plan.statuses.push({ m: active, status });
+  };
+  const status = b.build({ ...fields, ...(grant ? { grant } : {}) });
+  // The grant mirror (status.grant) rides along with the next change; on its own it is no reason to
+  // write (the ledger is the record, and the budget event that brings it comes after the admission).
+  const withOldGrant = { ...status, ...(active.status?.grant ? { grant: active.status.grant } : {}) };
+  if (!active.status?.grant) delete withOldGrant.grant;
+  if (statusChanged(active, withOldGrant)) plan.statuses.push({ m: active, status });
   const wasParked = findCondition(active.status?.conditions, C.ServerParked)?.status === 'True';
   if (input.options.parkMode === 'annotation' && park.parked && !park.alreadyParked && !wasParked)
     plan.events.push({
@@ -645,14 +663,8 @@ function planActive(input: ServerInput, active: ServerMaintenance, park: ParkVie
       action: 'Park',
       note: 'metal-operator parked the server',
     });
-  if (plan.park?.[OPERATION_ANNOTATION] === 'park')
-    plan.events.push({
-      m: active,
-      type: 'Normal',
-      reason: 'ParkRequested',
-      action: 'Park',
-      note: 'asked metal-operator to park the server',
-    });
+  // No Event for the park request itself: Started says it comes next, and ServerParked when it is done
+  // (one write fewer on the path of every maintenance).
 }
 
 /**
@@ -731,8 +743,16 @@ function planQueue(
   if (picked.wakeAt !== undefined)
     plan.requeueAfterMs = earliest(plan.requeueAfterMs, picked.wakeAt - input.now.getTime());
   const offset = holder ? 1 : 0;
+  const now = input.now.getTime();
   sets.queued.forEach((m, i) => {
     if (m === candidate) return;
+    // A new maintenance the approval controller has not answered yet: its verdict comes within moments,
+    // and then this status has news (or there is none to write, when it can start at once).
+    const born = parseTime(m.metadata.creationTimestamp);
+    if (!m.status?.state && !m.status?.approval && born !== undefined && now < born + FIRST_STATUS_GRACE_MS) {
+      plan.requeueAfterMs = earliest(plan.requeueAfterMs, born + FIRST_STATUS_GRACE_MS - now);
+      return;
+    }
     const b = new StatusBuilder(m, input.now);
     const cond = waitingCondition(input, m, server, holder, candidate);
     if (cond === 'keep') b.keep(C.Admitted);
@@ -745,21 +765,32 @@ function planQueue(
     if (from !== state && m.status?.state)
       plan.transitions.push({ m, from, to: state, enteredAt: enteredStateAt(m) });
   });
-  if (candidate) planAttempt(input, candidate, sets.queued.indexOf(candidate), plan);
+  if (candidate && server) planAttempt(input, server, candidate, sets.queued.indexOf(candidate), plan);
   return candidate;
 }
 
-function planAttempt(input: ServerInput, m: ServerMaintenance, position: number, plan: ServerPlan): void {
+function planAttempt(
+  input: ServerInput,
+  server: Server,
+  m: ServerMaintenance,
+  position: number,
+  plan: ServerPlan,
+): void {
   const source = m.status?.approval?.source ?? 'NotRequired';
-  const status = new StatusBuilder(m, input.now)
-    .set({
-      type: C.Admitted,
-      status: 'True',
-      reason: 'Admitted',
-      message: `admitted into InMaintenance (approval: ${source})`,
-    })
-    .set({ type: C.Ready, status: 'False', reason: 'Starting', message: 'taking the server' })
-    .build({ state: 'InMaintenance', queuePosition: 0, startedAt: rfc3339(input.now) });
+  const b = new StatusBuilder(m, input.now).set({
+    type: C.Admitted,
+    status: 'True',
+    reason: 'Admitted',
+    message: `admitted into InMaintenance (approval: ${source})`,
+  });
+  // The park request follows the admission in the same reconcile: the admitted status says so already,
+  // so that the follow-through has nothing to add (one status write fewer per maintenance).
+  const parking = input.options.parkMode === 'annotation' && !isParked(server);
+  if (parking) {
+    parkConditions(b, { parked: false, alreadyParked: false }, input.options.parkMode);
+    b.set(bootReadiness(input, m, false, b, plan));
+  } else b.set({ type: C.Ready, status: 'False', reason: 'Starting', message: 'taking the server' });
+  const status = b.build({ state: 'InMaintenance', queuePosition: 0, startedAt: rfc3339(input.now) });
   const from = waitingState(m);
   const waiting = new StatusBuilder(m, input.now)
     .keep(C.Admitted)
@@ -847,9 +878,9 @@ function parkRole(sets: Sets, blocking: ServerMaintenance | undefined): ParkRole
 
 /**
  * Decides everything about one server. The reconciler executes the plan in this order: finalizers,
- * statuses, taint (compare-and-swap), park, projection, Completed, grant releases, ServerBoot deletes,
- * finalizer removal, ServerBoot creates, and last the InMaintenance attempt, so a maintenance never starts before
- * its server carries the taint and the previous holder's undo is done.
+ * statuses, taint (compare-and-swap), park, projection, Completed, ServerBoot deletes, finalizer
+ * removal, grant releases, ServerBoot creates, and last the InMaintenance attempt, so a maintenance never
+ * starts before its server carries the taint and the previous holder's undo is done.
  */
 export function decideServer(input: ServerInput): ServerPlan {
   const plan = emptyPlan();

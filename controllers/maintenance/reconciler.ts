@@ -76,6 +76,16 @@ const ENDED_BY_RELEASE = new Set(['BudgetExhausted', 'BudgetLedgerFull']);
  */
 const BUDGET_RECHECK_MS = 60_000;
 
+/**
+ * A waiter woken by a release and still denied for room most likely asked before the webhook's caches
+ * saw the release (the released server still counted as in maintenance): the slot is free, and nobody
+ * else was woken for it. It asks once more after this, before falling back to the long wait.
+ */
+const WOKEN_RETRY_MS = 1_000;
+
+/** Rounds of follow-up in one reconcile after an admission (taint, park, projection at once). */
+const MAX_PASSES = 3;
+
 const grantIndex = (b: AnyBudget) => (b.status?.grants ?? []).map((g) => g.maintenanceUID);
 
 export class MaintenanceReconciler {
@@ -95,6 +105,12 @@ export class MaintenanceReconciler {
   readonly #backoff = new Map<string, number>();
   /** uids last denied with ServerBusy: a holder that goes away ends their wait early. */
   readonly #busy = new Set<string>();
+  /** uid -> budget denials in a row: the safety timer doubles with each (60 s, 120 s, ...). */
+  readonly #budgetDenials = new Map<string, number>();
+  /** uids woken by a release whose attempt has not been answered yet. */
+  readonly #woken = new Set<string>();
+  /** uids whose last finalizer we removed: deleted, though the cache may not know yet. */
+  readonly #finalized = new Set<string>();
   readonly #waiters = new BudgetWaiters();
   readonly #metrics: MaintenanceMetrics;
   readonly #enqueue: (server: string) => void;
@@ -148,8 +164,8 @@ export class MaintenanceReconciler {
       },
       delete: (m) => {
         this.#mOverlay.forget(m.metadata);
-        this.#backoff.delete(uidOf(m));
-        this.#busy.delete(uidOf(m));
+        this.#finalized.delete(uidOf(m));
+        this.#forgetWaits(uidOf(m));
         this.#holderGone(m.spec.serverRef.name);
         enqueueM(m);
       },
@@ -196,9 +212,19 @@ export class MaintenanceReconciler {
     }
   }
 
+  #forgetWaits(uid: string): void {
+    this.#backoff.delete(uid);
+    this.#busy.delete(uid);
+    this.#budgetDenials.delete(uid);
+    this.#woken.delete(uid);
+  }
+
   #wake(n: number): void {
     for (const server of this.#waiters.take(n)) {
-      for (const m of this.#maintenances.byIndex('server', server)) this.#backoff.delete(uidOf(m));
+      for (const m of this.#maintenances.byIndex('server', server)) {
+        this.#backoff.delete(uidOf(m));
+        this.#woken.add(uidOf(m));
+      }
       this.#enqueue(server);
     }
     this.#metrics.budgetWaiters.set(this.#waiters.size);
@@ -263,11 +289,24 @@ export class MaintenanceReconciler {
     return out;
   }
 
+  /**
+   * Decides and writes; after an admission it decides again at once (the taint value, park request and
+   * projection follow the new holder) instead of requeueing behind every other server: that step is on
+   * the path of every maintenance, and under load a requeue waits seconds in the queue.
+   */
   async reconcile(serverName: string): Promise<ReconcileResult | void> {
+    let result = await this.#reconcileOnce(serverName);
+    for (let pass = 1; pass < MAX_PASSES && result?.reason === 'admitted'; pass++)
+      result = await this.#reconcileOnce(serverName);
+    return result;
+  }
+
+  async #reconcileOnce(serverName: string): Promise<ReconcileResult | void> {
     const policy = this.#policies.current() ?? DEFAULT_POLICY;
     let server = this.#sOverlay.fresh(this.#servers.getByName(serverName));
     const maintenances = this.#maintenances
       .byIndex('server', serverName)
+      .filter((m) => !this.#finalized.has(uidOf(m)))
       .map((m) => this.#mOverlay.fresh(m)!);
     // A server missing from the cache is confirmed gone with a fresh read before its maintenance fails.
     let serverGone = false;
@@ -313,12 +352,14 @@ export class MaintenanceReconciler {
       this.#mOverlay.wrote(await addFinalizer(this.#smClient, m, MAINTENANCE_FINALIZER, fm));
     for (const w of plan.statuses) await this.#writeStatus(w);
     if (server) await this.#writeServer(server, plan);
-    // Completed before the grants go: a slot is free only once nobody sees the old holder InMaintenance,
-    // so a watcher never counts more than the budget (the grant may outlive Completed by a moment).
+    // The holder is gone (deleted, or Completed while other finalizers keep it) before its grants go: a
+    // slot is free only once nobody sees it InMaintenance, so a watcher never counts more than the
+    // budget. A grant a crash leaves behind here belongs to an ended maintenance: the budget
+    // controller drops it.
     for (const w of plan.completions) await this.#writeStatus(w);
-    for (const { m, refs } of plan.releaseGrants) await this.#release(m, refs);
     for (const b of plan.deleteBoots) await this.#deleteBoot(b);
     for (const m of plan.removeFinalizer) await this.#removeFinalizer(m);
+    for (const { m, refs } of plan.releaseGrants) await this.#release(m, refs);
     for (const boot of plan.createBoots) await this.#createBoot(boot);
     this.#record(plan);
     if (plan.attempt) {
@@ -361,13 +402,16 @@ export class MaintenanceReconciler {
     // The status write just before moved its resourceVersion: use the copy that write returned.
     const m = this.#mOverlay.fresh(stale) ?? stale;
     // metal-maintenance-operator's finalizer goes too: nobody else removes it once its controller is off.
-    await removeFinalizers(
+    const written = await removeFinalizers(
       this.#smClient,
       m,
       [MAINTENANCE_FINALIZER, LEGACY_MMO_FINALIZER],
       this.#mgr.status.fieldManager,
     );
     this.#mOverlay.forget(m.metadata);
+    // Done with for good: until its delete event, a reconcile must not take the cached copy (with our
+    // finalizer) and release, remove and announce it all over again.
+    if (written) this.#finalized.add(uidOf(m));
   }
 
   async #writeStatus({ m, status }: StatusWrite): Promise<ServerMaintenance | undefined> {
@@ -379,10 +423,14 @@ export class MaintenanceReconciler {
   async #release(m: ServerMaintenance, refs: readonly BudgetRef[]): Promise<void> {
     const uid = uidOf(m);
     for (const ref of refs) {
-      const resource =
-        ref.kind === 'ServerDisruptionBudget'
-          ? this.#mgr.client.resource<AnyBudget>(ServerDisruptionBudgetResource)
-          : this.#mgr.client.resource<AnyBudget>(ServerClaimDisruptionBudgetResource);
+      const fleet = ref.kind === 'ServerDisruptionBudget';
+      const resource = fleet
+        ? this.#mgr.client.resource<AnyBudget>(ServerDisruptionBudgetResource)
+        : this.#mgr.client.resource<AnyBudget>(ServerClaimDisruptionBudgetResource);
+      // Starts from the cached ledger when it holds the entry (the write is a compare-and-swap: a stale
+      // copy loses it and is read afresh); without the entry there, only a fresh read can tell.
+      const cached = fleet ? this.#sdbs.getByName(ref.name) : this.#scdbs.getByName(ref.name, ref.namespace);
+      const initial = cached?.status?.grants?.some((g) => g.maintenanceUID === uid) ? cached : undefined;
       // Compare-and-swap on the ledger, like the webhook's grant: re-read and retry on conflict.
       const written = await this.#mgr.status.updateWithRetry(
         resource,
@@ -392,7 +440,7 @@ export class MaintenanceReconciler {
           if (!grants.some((g) => g.maintenanceUID === uid)) return undefined;
           return { ...b, status: { ...b.status, grants: grants.filter((g) => g.maintenanceUID !== uid) } };
         },
-        { subresource: 'status', attempts: 20 },
+        { subresource: 'status', attempts: 20, ...(initial ? { initial } : {}) },
       );
       if (written) this.#metrics.grantsReleased.inc();
     }
@@ -442,8 +490,7 @@ export class MaintenanceReconciler {
       const written = await this.#writeStatus({ m, status });
       if (!written) return undefined;
       this.#metrics.attempts.inc({ result: 'admitted' });
-      this.#backoff.delete(uidOf(m));
-      this.#busy.delete(uidOf(m));
+      this.#forgetWaits(uidOf(m));
       this.#waiters.remove(serverName);
       this.#metrics.budgetWaiters.set(this.#waiters.size);
       if (attempt.enteredAt !== undefined)
@@ -455,7 +502,8 @@ export class MaintenanceReconciler {
         withTypeMeta(written, this.#smClient),
         'Started',
         'Start',
-        `InMaintenance on server ${serverName} (approval: ${m.status?.approval?.source ?? 'NotRequired'})`,
+        `InMaintenance on server ${serverName} (approval: ${m.status?.approval?.source ?? 'NotRequired'})` +
+          (this.#o.parkMode === 'annotation' ? '; asking metal-operator to park it' : ''),
       );
       // Look again at once: the taint value, park request and projection follow the new holder.
       return { ms: 0, reason: 'admitted' };
@@ -468,9 +516,7 @@ export class MaintenanceReconciler {
       this.#metrics.attempts.inc({ result: 'denied' });
       this.#metrics.denied.inc({ reason: denial.reason });
       const budget = BUDGET_REASONS.has(denial.reason);
-      const hint = Math.max(1000, denial.retryAfterMs ?? 30_000);
-      const wait = ENDED_BY_RELEASE.has(denial.reason) ? Math.max(hint, BUDGET_RECHECK_MS) : hint;
-      const delay = Math.min(this.#o.maxBackoffMs, wait);
+      const delay = Math.min(this.#o.maxBackoffMs, this.#waitAfterDenial(uidOf(m), denial));
       this.#backoff.set(uidOf(m), Date.now() + delay);
       if (budget) this.#waiters.add(serverName, m);
       if (denial.reason === 'ServerBusy') this.#busy.add(uidOf(m));
@@ -482,6 +528,20 @@ export class MaintenanceReconciler {
       );
       return { ms: delay, reason: budget ? 'denied-budget' : 'denied' };
     }
+  }
+
+  /** How long a denied maintenance waits before it asks again on its own (see BUDGET_RECHECK_MS). */
+  #waitAfterDenial(uid: string, denial: { reason: string; retryAfterMs: number | undefined }): number {
+    const woken = this.#woken.delete(uid);
+    const hint = Math.max(1000, denial.retryAfterMs ?? 30_000);
+    if (!ENDED_BY_RELEASE.has(denial.reason)) {
+      this.#budgetDenials.delete(uid);
+      return hint;
+    }
+    if (woken) return WOKEN_RETRY_MS;
+    const n = (this.#budgetDenials.get(uid) ?? 0) + 1;
+    this.#budgetDenials.set(uid, n);
+    return Math.max(hint, BUDGET_RECHECK_MS * 2 ** Math.min(n - 1, 10));
   }
 
   async #recordDenial(attempt: Attempt, reason: string, message: string): Promise<void> {

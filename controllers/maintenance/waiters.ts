@@ -50,17 +50,38 @@ export class BudgetWaiters {
   }
 }
 
-type LedgerLike = { status?: { grants?: { maintenanceUID: string }[]; disruptionsAllowed?: number } };
+type LedgerLike = {
+  status?: {
+    grants?: { maintenanceUID: string }[];
+    disruptionsAllowed?: number;
+    domains?: { granted?: number }[];
+  };
+};
 
-/** How many slots a budget update freed: grants that left the ledger plus any rise in disruptionsAllowed. */
+/**
+ * The room a budget has now, as far as one object tells: `disruptionsAllowed` as the budget controller
+ * last computed it, less the grants written since and plus those released since (the ledger's length
+ * against the `granted` counts that computation saw). One release then frees exactly one slot, whether
+ * the ledger write or the budget controller's status write reaches us first: counting both the release
+ * and the rise of disruptionsAllowed woke two waiters per freed slot, and one of them was always refused.
+ */
+export function budgetRoom(b: LedgerLike): number | undefined {
+  const domains = b.status?.domains;
+  if (!domains) return undefined;
+  const seen = domains.reduce((n, d) => n + (d.granted ?? 0), 0);
+  return (b.status?.disruptionsAllowed ?? 0) - ((b.status?.grants?.length ?? 0) - seen);
+}
+
+/**
+ * How many slots a budget update freed: the rise of its room (see budgetRoom), from at least 0; for a
+ * budget the budget controller has not computed yet, the grants that left the ledger.
+ */
 export function slotsFreed(before: LedgerLike, after: LedgerLike): number {
+  const was = budgetRoom(before);
+  const is = budgetRoom(after);
+  if (was !== undefined && is !== undefined) return Math.max(0, is - Math.max(0, was));
   const now = new Set((after.status?.grants ?? []).map((g) => g.maintenanceUID));
-  const released = (before.status?.grants ?? []).filter((g) => !now.has(g.maintenanceUID)).length;
-  const rise = Math.max(
-    0,
-    (after.status?.disruptionsAllowed ?? 0) - (before.status?.disruptionsAllowed ?? 0),
-  );
-  return released + rise;
+  return (before.status?.grants ?? []).filter((g) => !now.has(g.maintenanceUID)).length;
 }
 
 type Ledger = {

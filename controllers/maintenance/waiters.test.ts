@@ -1,0 +1,45 @@
+// Which budget updates free slots, and who is woken for them.
+import { describe, expect, it } from '@jest/globals';
+import { budgetRoom, slotsFreed } from './waiters.js';
+
+const grants = (...uids: string[]) => uids.map((maintenanceUID) => ({ maintenanceUID }));
+/** A budget whose status the budget controller computed over `seen` grants, now holding `held`. */
+const budget = (allowed: number, seen: number, held: string[]) => ({
+  status: { disruptionsAllowed: allowed, domains: [{ granted: seen }], grants: grants(...held) },
+});
+
+describe('slotsFreed', () => {
+  it('counts one slot per release, whichever write arrives first', () => {
+    // K=2, both granted: the status says 0 allowed over 2 grants.
+    const full = budget(0, 2, ['a', 'b']);
+    // The ledger release first, then the budget controller's recount (1 allowed over 1 grant).
+    const released = budget(0, 2, ['b']);
+    const recounted = budget(1, 1, ['b']);
+    expect(slotsFreed(full, released)).toBe(1);
+    expect(slotsFreed(released, recounted)).toBe(0);
+    // The recount first cannot happen without the release, but a status write that only catches up
+    // with earlier ledger writes frees nothing either.
+    expect(budgetRoom(released)).toBe(budgetRoom(recounted));
+  });
+
+  it('counts a rise of disruptionsAllowed that no release explains (a server back from Error)', () => {
+    expect(slotsFreed(budget(0, 2, ['a', 'b']), budget(1, 2, ['a', 'b']))).toBe(1);
+  });
+
+  it('wakes at most one waiter per release, also when other outages over-commit the budget', () => {
+    // Two servers went into Error while two grants were held (disruptionsAllowed is clamped at 0, so
+    // the deficit does not show): the release may wake one waiter, whom the webhook then refuses.
+    expect(slotsFreed(budget(0, 2, ['a', 'b']), budget(0, 2, ['b']))).toBe(1);
+  });
+
+  it('frees nothing on a new grant or its recount', () => {
+    const one = budget(1, 1, ['a']);
+    const granted = budget(1, 1, ['a', 'b']);
+    expect(slotsFreed(one, granted)).toBe(0);
+    expect(slotsFreed(granted, budget(0, 2, ['a', 'b']))).toBe(0);
+  });
+
+  it('counts released grants of a budget the budget controller has not computed yet', () => {
+    expect(slotsFreed({ status: { grants: grants('a', 'b') } }, { status: { grants: grants('b') } })).toBe(1);
+  });
+});
