@@ -25,7 +25,8 @@ import { LEGACY_MMO_FINALIZER, MAINTENANCE_FINALIZER, MaintenanceConditions } fr
 import { findCondition } from '../shared/conditions.js';
 import { BOOT_MAINTENANCE_UID_LABEL } from '../boot/from-maintenance.js';
 import { WriteOverlay } from '../shared/overlay.js';
-import { admissionDenial } from '../shared/denial.js';
+import { admissionDenial, type AdmissionDenial } from '../shared/denial.js';
+import { Codes } from '../../webhook/codes.js';
 import {
   addFinalizer,
   applyOwned,
@@ -45,7 +46,7 @@ import {
   type StatusWrite,
 } from './decide.js';
 import { isDeleting, stateOf, uidOf } from './queue.js';
-import { BudgetWaiters, changedGrantServers, slotsFreed } from './waiters.js';
+import { BudgetWaiters, changedGrantServers, fullBudget, slotsFreed } from './waiters.js';
 import { MaintenanceMetrics } from './metrics.js';
 
 type AnyBudget = ServerDisruptionBudget | ServerClaimDisruptionBudget;
@@ -113,7 +114,7 @@ export class MaintenanceReconciler {
   readonly #finalized = new Set<string>();
   readonly #waiters = new BudgetWaiters();
   readonly #metrics: MaintenanceMetrics;
-  readonly #enqueue: (server: string) => void;
+  readonly #enqueue: (server: string, urgent?: boolean) => void;
 
   constructor(mgr: Manager, policies: PolicyStore, options: MaintenanceControllerOptions) {
     this.#mgr = mgr;
@@ -149,12 +150,24 @@ export class MaintenanceReconciler {
       workers: options.workers,
       reconcile: (key) => this.reconcile(key),
     });
-    this.#enqueue = (server) => controller.enqueue(server);
+    this.#enqueue = (server, urgent = false) => controller.enqueue(server, { urgent });
     this.#wire();
   }
 
+  /**
+   * Whether a server's next step is one a slot or a person waits for: it has a maintenance running or
+   * being undone. Those go ahead of the routine looks at waiting ones (a timer firing for hundreds of
+   * budget waiters at once must not delay a park, an unpark or a release by seconds).
+   */
+  #holding(server: string): boolean {
+    return this.#maintenances
+      .byIndex('server', server)
+      .some((m) => isDeleting(m) || stateOf(m) === 'InMaintenance');
+  }
+
   #wire(): void {
-    const enqueueM = (m: ServerMaintenance) => this.#enqueue(m.spec.serverRef.name);
+    const enqueueM = (m: ServerMaintenance) =>
+      this.#enqueue(m.spec.serverRef.name, isDeleting(m) || stateOf(m) === 'InMaintenance');
     this.#maintenances.on({
       add: enqueueM,
       update: (o, m) => {
@@ -167,12 +180,12 @@ export class MaintenanceReconciler {
         this.#finalized.delete(uidOf(m));
         this.#forgetWaits(uidOf(m));
         this.#holderGone(m.spec.serverRef.name);
-        enqueueM(m);
+        this.#enqueue(m.spec.serverRef.name, true);
       },
     });
     this.#servers.on({
       add: (s) => this.#enqueue(s.metadata.name ?? ''),
-      update: (_o, s) => this.#enqueue(s.metadata.name ?? ''),
+      update: (_o, s) => this.#enqueue(s.metadata.name ?? '', this.#holding(s.metadata.name ?? '')),
       delete: (s) => {
         this.#sOverlay.forget(s.metadata);
         this.#enqueue(s.metadata.name ?? '');
@@ -225,7 +238,7 @@ export class MaintenanceReconciler {
         this.#backoff.delete(uidOf(m));
         this.#woken.add(uidOf(m));
       }
-      this.#enqueue(server);
+      this.#enqueue(server, true);
     }
     this.#metrics.budgetWaiters.set(this.#waiters.size);
   }
@@ -486,6 +499,17 @@ export class MaintenanceReconciler {
   /** Tries the InMaintenance transition; returns a requeue delay, or undefined to use the plan's. */
   async #attempt(serverName: string, attempt: Attempt): Promise<{ ms: number; reason: string } | undefined> {
     const { m, status } = attempt;
+    const server = this.#servers.getByName(serverName);
+    const full = fullBudget(this.#sdbs.list(), server?.metadata.labels);
+    if (full !== undefined) {
+      this.#metrics.attempts.inc({ result: 'held-back' });
+      return this.#denied(serverName, attempt, {
+        code: Codes.BUDGET_EXHAUSTED,
+        reason: 'BudgetExhausted',
+        message: `ServerDisruptionBudget ${full} has no room (as cached); waiting for a release`,
+        retryAfterMs: undefined,
+      });
+    }
     try {
       const written = await this.#writeStatus({ m, status });
       if (!written) return undefined;
@@ -514,20 +538,30 @@ export class MaintenanceReconciler {
         throw e;
       }
       this.#metrics.attempts.inc({ result: 'denied' });
-      this.#metrics.denied.inc({ reason: denial.reason });
-      const budget = BUDGET_REASONS.has(denial.reason);
-      const delay = Math.min(this.#o.maxBackoffMs, this.#waitAfterDenial(uidOf(m), denial));
-      this.#backoff.set(uidOf(m), Date.now() + delay);
-      if (budget) this.#waiters.add(serverName, m);
-      if (denial.reason === 'ServerBusy') this.#busy.add(uidOf(m));
-      this.#metrics.budgetWaiters.set(this.#waiters.size);
-      await this.#recordDenial(attempt, denial.reason, denial.message);
-      this.#mgr.logger.debug(
-        { server: serverName, maintenance: m.metadata.name, code: denial.code, delay },
-        'InMaintenance denied',
-      );
-      return { ms: delay, reason: budget ? 'denied-budget' : 'denied' };
+      return this.#denied(serverName, attempt, denial);
     }
+  }
+
+  /** A refusal (the webhook's, or the cache's prediction of it): the waiting status, backoff, waiters. */
+  async #denied(
+    serverName: string,
+    attempt: Attempt,
+    denial: Pick<AdmissionDenial, 'code' | 'reason' | 'message' | 'retryAfterMs'>,
+  ): Promise<{ ms: number; reason: string }> {
+    const { m } = attempt;
+    this.#metrics.denied.inc({ reason: denial.reason });
+    const budget = BUDGET_REASONS.has(denial.reason);
+    const delay = Math.min(this.#o.maxBackoffMs, this.#waitAfterDenial(uidOf(m), denial));
+    this.#backoff.set(uidOf(m), Date.now() + delay);
+    if (budget) this.#waiters.add(serverName, m);
+    if (denial.reason === 'ServerBusy') this.#busy.add(uidOf(m));
+    this.#metrics.budgetWaiters.set(this.#waiters.size);
+    await this.#recordDenial(attempt, denial.reason, denial.message);
+    this.#mgr.logger.debug(
+      { server: serverName, maintenance: m.metadata.name, code: denial.code, delay },
+      'InMaintenance denied',
+    );
+    return { ms: delay, reason: budget ? 'denied-budget' : 'denied' };
   }
 
   /** How long a denied maintenance waits before it asks again on its own (see BUDGET_RECHECK_MS). */
@@ -541,7 +575,9 @@ export class MaintenanceReconciler {
     if (woken) return WOKEN_RETRY_MS;
     const n = (this.#budgetDenials.get(uid) ?? 0) + 1;
     this.#budgetDenials.set(uid, n);
-    return Math.max(hint, BUDGET_RECHECK_MS * 2 ** Math.min(n - 1, 10));
+    // ±20 %: the waiters refused together in a burst do not all look again in the same second.
+    const jitter = 0.8 + 0.4 * Math.random();
+    return Math.max(hint, BUDGET_RECHECK_MS * 2 ** Math.min(n - 1, 10) * jitter);
   }
 
   async #recordDenial(attempt: Attempt, reason: string, message: string): Promise<void> {

@@ -1,6 +1,6 @@
 // Which budget updates free slots, and who is woken for them.
 import { describe, expect, it } from '@jest/globals';
-import { budgetRoom, slotsFreed } from './waiters.js';
+import { budgetRoom, fullBudget, slotsFreed } from './waiters.js';
 
 const grants = (...uids: string[]) => uids.map((maintenanceUID) => ({ maintenanceUID }));
 /** A budget whose status the budget controller computed over `seen` grants, now holding `held`. */
@@ -41,5 +41,47 @@ describe('slotsFreed', () => {
 
   it('counts released grants of a budget the budget controller has not computed yet', () => {
     expect(slotsFreed({ status: { grants: grants('a', 'b') } }, { status: { grants: grants('b') } })).toBe(1);
+  });
+});
+
+describe('fullBudget', () => {
+  const fleet = (over: { allowed: number; granted: number; held: number; paused?: boolean }) => ({
+    metadata: { name: 'fleet' },
+    spec: { serverSelector: { matchLabels: { pool: 'a' } }, ...(over.paused ? { paused: true } : {}) },
+    status: {
+      domains: [{ name: '', allowed: over.allowed, granted: over.granted }],
+      grants: Array.from({ length: over.held }, (_, i) => ({ maintenanceUID: `u${i}` })),
+    },
+  });
+  const racks = {
+    metadata: { name: 'racks' },
+    spec: { serverSelector: {}, topologyKey: 'rack' },
+    status: {
+      domains: [
+        { name: 'r1', allowed: 0, granted: 1 },
+        { name: 'r2', allowed: 1, granted: 0 },
+      ],
+      grants: [{ maintenanceUID: 'x', domain: 'r1' }],
+    },
+  };
+
+  it('names a budget selecting the server whose cached ledger has no room in its domain', () => {
+    expect(fullBudget([fleet({ allowed: 0, granted: 2, held: 2 })], { pool: 'a' })).toBe('fleet');
+    expect(fullBudget([racks], { rack: 'r1' })).toBe('racks');
+    expect(fullBudget([fleet({ allowed: 1, granted: 1, held: 1, paused: true })], { pool: 'a' })).toBe(
+      'fleet',
+    );
+  });
+
+  it('counts grants written since the budget controller counted them', () => {
+    expect(fullBudget([fleet({ allowed: 1, granted: 1, held: 2 })], { pool: 'a' })).toBe('fleet');
+    expect(fullBudget([fleet({ allowed: 0, granted: 2, held: 1 })], { pool: 'a' })).toBeUndefined();
+  });
+
+  it('lets the webhook decide otherwise: room, another domain, not selected, not counted yet', () => {
+    expect(fullBudget([fleet({ allowed: 1, granted: 1, held: 1 })], { pool: 'a' })).toBeUndefined();
+    expect(fullBudget([racks], { rack: 'r2' })).toBeUndefined();
+    expect(fullBudget([fleet({ allowed: 0, granted: 2, held: 2 })], { pool: 'b' })).toBeUndefined();
+    expect(fullBudget([{ metadata: { name: 'new' }, spec: {} }], {})).toBeUndefined();
   });
 });

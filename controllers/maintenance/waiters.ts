@@ -4,6 +4,8 @@
 // class, age), instead of all of them: a thousand waiters retrying at every release would be a
 // thundering herd against the webhook and the budget's compare-and-swap.
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import type { LabelSelector } from '../../api/schema/common.js';
+import { matchesSelector } from '../../webhook/selectors.js';
 import { compareQueueKeys, queueKey, type QueueKey } from './queue.js';
 
 export class BudgetWaiters {
@@ -97,4 +99,37 @@ export function changedGrantServers(before: Ledger | undefined, after: Ledger | 
   for (const g of after?.status?.grants ?? []) if (!was.delete(key(g))) changed.add(g.server);
   for (const server of was.values()) changed.add(server);
   return changed;
+}
+
+interface FleetBudgetLike {
+  metadata: { name?: string };
+  spec: { serverSelector?: LabelSelector; topologyKey?: string; paused?: boolean };
+  status?: {
+    grants?: { maintenanceUID: string; domain?: string }[];
+    domains?: { name: string; allowed?: number; granted?: number }[];
+  };
+}
+
+/**
+ * The first fleet budget selecting the server whose cached ledger has no room in the server's domain
+ * (see budgetRoom; paused counts as none), or undefined. A maintenance asks the webhook only when none
+ * is full: a refusal the cache already predicts is a write, two admission reviews and a budget read for
+ * nothing. The cache may lag either way; the webhook decides, and the release that makes room wakes
+ * the waiters. Budgets the budget controller has not counted yet, and claim budgets (this controller
+ * does not cache claims), never block here.
+ */
+export function fullBudget(
+  budgets: readonly FleetBudgetLike[],
+  labels: Record<string, string> | undefined,
+): string | undefined {
+  for (const b of budgets) {
+    if (!matchesSelector(b.spec.serverSelector, labels)) continue;
+    if (b.spec.paused) return b.metadata.name ?? '';
+    const domain = b.spec.topologyKey ? (labels?.[b.spec.topologyKey] ?? '') : '';
+    const d = b.status?.domains?.find((x) => x.name === domain);
+    if (!d) continue;
+    const held = (b.status?.grants ?? []).filter((g) => (g.domain ?? '') === domain).length;
+    if ((d.allowed ?? 0) - (held - (d.granted ?? 0)) <= 0) return b.metadata.name ?? '';
+  }
+  return undefined;
 }

@@ -48,8 +48,9 @@ export class Controller {
     this.#log = (options.logger ?? silentLogger).child({ controller: options.name });
   }
 
-  enqueue(key: string): void {
-    this.queue.add(key);
+  /** `urgent`: ahead of every key waiting normally (see WorkQueue.add). */
+  enqueue(key: string, options: { urgent?: boolean } = {}): void {
+    this.queue.add(key, options);
   }
 
   enqueueAfter(key: string, delayMs: number): void {

@@ -27,6 +27,28 @@ describe('WorkQueue', () => {
     expect(second).toBe('a');
   });
 
+  test('hands out urgent keys before normal ones, and moves a waiting key forward when it turns urgent', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    q.add('b');
+    q.add('c', { urgent: true });
+    q.add('b', { urgent: true });
+    q.add('a'); // a normal add again changes nothing
+    expect(q.length).toBe(3);
+    expect([await q.get(), await q.get(), await q.get()]).toEqual(['c', 'b', 'a']);
+  });
+
+  test('a key added urgently while it is processed goes to the front when done', async () => {
+    const q = new WorkQueue();
+    q.add('a');
+    const a = await q.get();
+    q.add('b');
+    q.add('a', { urgent: true });
+    q.done(a!);
+    expect(await q.get()).toBe('a');
+    expect(await q.get()).toBe('b');
+  });
+
   test('backs off per key exponentially and forgets on success', () => {
     jest.useFakeTimers();
     try {

@@ -1,7 +1,9 @@
 // A de-duplicating work queue with the semantics of client-go's workqueue: a key is held at most
 // once while waiting; a key being processed is never handed to a second worker, and if it is added
 // again meanwhile it is processed once more afterwards. Retries back off exponentially per key,
-// and an overall token bucket keeps a storm of failures from hammering the API server.
+// and an overall token bucket keeps a storm of failures from hammering the API server. An urgent add
+// puts the key ahead of every normal one: the step a slot or a user waits for is not queued behind a
+// thousand routine re-checks.
 
 import { withDefaults } from '../options.js';
 
@@ -21,6 +23,10 @@ export interface WorkQueueOptions {
 
 export class WorkQueue<K = string> {
   readonly #queue: K[] = [];
+  /** Urgent keys, handed out before any in #queue. */
+  readonly #front: K[] = [];
+  /** Keys being processed that were added again urgently: they go to the front when done. */
+  readonly #urgentAgain = new Set<K>();
   readonly #dirty = new Set<K>();
   readonly #processing = new Set<K>();
   readonly #failures = new Map<K, number>();
@@ -42,12 +48,20 @@ export class WorkQueue<K = string> {
     this.#tokens = this.#opts.burst;
   }
 
-  add(key: K): void {
-    if (this.#shuttingDown || this.#dirty.has(key)) return;
+  add(key: K, options: { urgent?: boolean } = {}): void {
+    if (this.#shuttingDown) return;
+    const urgent = options.urgent === true;
+    if (this.#dirty.has(key)) {
+      if (urgent) this.#promote(key);
+      return;
+    }
     this.adds++;
     this.#dirty.add(key);
     if (!this.#queuedAt.has(key)) this.#queuedAt.set(key, Date.now());
-    if (this.#processing.has(key)) return;
+    if (this.#processing.has(key)) {
+      if (urgent) this.#urgentAgain.add(key);
+      return;
+    }
     const waiter = this.#waiters.shift();
     if (waiter) {
       this.#dirty.delete(key);
@@ -55,8 +69,20 @@ export class WorkQueue<K = string> {
       this.#took(key);
       waiter(key);
     } else {
-      this.#queue.push(key);
+      (urgent ? this.#front : this.#queue).push(key);
     }
+  }
+
+  /** A waiting key added again urgently moves to the front. */
+  #promote(key: K): void {
+    if (this.#processing.has(key)) {
+      this.#urgentAgain.add(key);
+      return;
+    }
+    const i = this.#queue.indexOf(key);
+    if (i < 0) return; // already at the front
+    this.#queue.splice(i, 1);
+    this.#front.push(key);
   }
 
   /** Adds the key after `delayMs`; an earlier pending add for the same key wins. */
@@ -97,7 +123,7 @@ export class WorkQueue<K = string> {
 
   /** The next key to process; undefined once the queue is shut down and empty. */
   get(): Promise<K | undefined> {
-    const key = this.#queue.shift();
+    const key = this.#front.shift() ?? this.#queue.shift();
     if (key !== undefined) {
       this.#dirty.delete(key);
       this.#processing.add(key);
@@ -110,17 +136,18 @@ export class WorkQueue<K = string> {
 
   done(key: K): void {
     this.#processing.delete(key);
+    const urgent = this.#urgentAgain.delete(key);
     if (this.#dirty.has(key)) {
       this.#dirty.delete(key);
-      this.add(key);
+      this.add(key, { urgent });
     }
-    if (this.#processing.size === 0 && (this.#queue.length === 0 || this.#shuttingDown)) {
+    if (this.#processing.size === 0 && (this.length === 0 || this.#shuttingDown)) {
       for (const w of this.#idleWaiters.splice(0)) w();
     }
   }
 
   get length(): number {
-    return this.#queue.length;
+    return this.#front.length + this.#queue.length;
   }
 
   get inFlight(): number {
@@ -140,6 +167,8 @@ export class WorkQueue<K = string> {
     for (const { timer } of this.#timers.values()) clearTimeout(timer);
     this.#timers.clear();
     this.#queue.length = 0;
+    this.#front.length = 0;
+    this.#urgentAgain.clear();
     this.#queuedAt.clear();
     this.#dirty.clear();
     for (const w of this.#waiters.splice(0)) w(undefined);
