@@ -146,6 +146,25 @@ describe('a new maintenance', () => {
     const later = decideServer(input({ maintenances: [m], now: at(9) }));
     expect(later.statuses[0]?.status.state).toBe('Pending');
   });
+
+  it('gets its state as soon as the approval controller has answered, approved or not', () => {
+    const waiting = maint('m', {
+      meta: { creationTimestamp: iso(-2) },
+      status: {
+        announcedAt: iso(-1),
+        conditions: [
+          {
+            type: 'Approved',
+            status: 'False',
+            reason: 'AwaitingApproval',
+            message: '',
+            lastTransitionTime: iso(-1),
+          },
+        ],
+      },
+    });
+    expect(decideServer(input({ maintenances: [waiting] })).statuses[0]?.status.state).toBe('Announced');
+  });
 });
 
 describe('starting', () => {

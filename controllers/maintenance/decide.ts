@@ -749,7 +749,8 @@ function planQueue(
     // A new maintenance the approval controller has not answered yet: its verdict comes within moments,
     // and then this status has news (or there is none to write, when it can start at once).
     const born = parseTime(m.metadata.creationTimestamp);
-    if (!m.status?.state && !m.status?.approval && born !== undefined && now < born + FIRST_STATUS_GRACE_MS) {
+    const answered = findCondition(m.status?.conditions, C.Approved) !== undefined;
+    if (!m.status?.state && !answered && born !== undefined && now < born + FIRST_STATUS_GRACE_MS) {
       plan.requeueAfterMs = earliest(plan.requeueAfterMs, born + FIRST_STATUS_GRACE_MS - now);
       return;
     }

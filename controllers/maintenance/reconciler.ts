@@ -46,7 +46,15 @@ import {
   type StatusWrite,
 } from './decide.js';
 import { isDeleting, stateOf, uidOf } from './queue.js';
-import { BudgetWaiters, changedGrantServers, fullBudget, slotsFreed } from './waiters.js';
+import {
+  BudgetWaiters,
+  changedGrantServers,
+  fullBudget,
+  fullBudgetMessage,
+  slotsFreed,
+  type FullBudget,
+} from './waiters.js';
+import { serverUnavailableReason } from '../../webhook/world.js';
 import { MaintenanceMetrics } from './metrics.js';
 
 type AnyBudget = ServerDisruptionBudget | ServerClaimDisruptionBudget;
@@ -84,6 +92,9 @@ const BUDGET_RECHECK_MS = 60_000;
  */
 const WOKEN_RETRY_MS = 1_000;
 
+/** Attempts held back by the cache in a row before the webhook is asked regardless. */
+const HELD_BACK_MAX = 3;
+
 /** Rounds of follow-up in one reconcile after an admission (taint, park, projection at once). */
 const MAX_PASSES = 3;
 
@@ -110,6 +121,8 @@ export class MaintenanceReconciler {
   readonly #budgetDenials = new Map<string, number>();
   /** uids woken by a release whose attempt has not been answered yet. */
   readonly #woken = new Set<string>();
+  /** uid -> attempts held back in a row by a cached full budget. */
+  readonly #heldBack = new Map<string, number>();
   /** uids whose last finalizer we removed: deleted, though the cache may not know yet. */
   readonly #finalized = new Set<string>();
   readonly #waiters = new BudgetWaiters();
@@ -230,6 +243,7 @@ export class MaintenanceReconciler {
     this.#busy.delete(uid);
     this.#budgetDenials.delete(uid);
     this.#woken.delete(uid);
+    this.#heldBack.delete(uid);
   }
 
   #wake(n: number): void {
@@ -499,17 +513,17 @@ export class MaintenanceReconciler {
   /** Tries the InMaintenance transition; returns a requeue delay, or undefined to use the plan's. */
   async #attempt(serverName: string, attempt: Attempt): Promise<{ ms: number; reason: string } | undefined> {
     const { m, status } = attempt;
-    const server = this.#servers.getByName(serverName);
-    const full = fullBudget(this.#sdbs.list(), server?.metadata.labels);
-    if (full !== undefined) {
+    const full = this.#heldBackBy(serverName, uidOf(m));
+    if (full) {
       this.#metrics.attempts.inc({ result: 'held-back' });
       return this.#denied(serverName, attempt, {
-        code: Codes.BUDGET_EXHAUSTED,
-        reason: 'BudgetExhausted',
-        message: `ServerDisruptionBudget ${full} has no room (as cached); waiting for a release`,
+        code: full.paused ? Codes.BUDGET_PAUSED : Codes.BUDGET_EXHAUSTED,
+        reason: full.paused ? 'BudgetPaused' : 'BudgetExhausted',
+        message: fullBudgetMessage(full),
         retryAfterMs: undefined,
       });
     }
+    this.#heldBack.delete(uidOf(m));
     try {
       const written = await this.#writeStatus({ m, status });
       if (!written) return undefined;
@@ -540,6 +554,23 @@ export class MaintenanceReconciler {
       this.#metrics.attempts.inc({ result: 'denied' });
       return this.#denied(serverName, attempt, denial);
     }
+  }
+
+  /**
+   * The full budget this attempt waits for without asking the webhook (see fullBudget), or undefined.
+   * A server unavailable already is never held back (the webhook admits it without room), and every
+   * HELD_BACK_MAX-th time the webhook is asked anyway: a cache that is wrong in a way we cannot see
+   * (a BMC outage this controller does not watch) delays a maintenance, it does not strand it.
+   */
+  #heldBackBy(serverName: string, uid: string): FullBudget | undefined {
+    const server = this.#servers.getByName(serverName);
+    if (!server || serverUnavailableReason(server)) return undefined;
+    const full = fullBudget(this.#sdbs.list(), server.metadata.labels, uid);
+    if (!full) return undefined;
+    const n = (this.#heldBack.get(uid) ?? 0) + 1;
+    if (n > HELD_BACK_MAX) return undefined;
+    this.#heldBack.set(uid, n);
+    return full;
   }
 
   /** A refusal (the webhook's, or the cache's prediction of it): the waiting status, backoff, waiters. */

@@ -1,6 +1,6 @@
 // Which budget updates free slots, and who is woken for them.
 import { describe, expect, it } from '@jest/globals';
-import { budgetRoom, fullBudget, slotsFreed } from './waiters.js';
+import { budgetRoom, fullBudget, fullBudgetMessage, slotsFreed } from './waiters.js';
 
 const grants = (...uids: string[]) => uids.map((maintenanceUID) => ({ maintenanceUID }));
 /** A budget whose status the budget controller computed over `seen` grants, now holding `held`. */
@@ -45,43 +45,52 @@ describe('slotsFreed', () => {
 });
 
 describe('fullBudget', () => {
-  const fleet = (over: { allowed: number; granted: number; held: number; paused?: boolean }) => ({
+  /** K=2 over 6 servers; `unavailable` and `granted` as the budget controller last counted, `held` grants now. */
+  const fleet = (over: { unavailable: number; granted: number; held: number; paused?: boolean }) => ({
     metadata: { name: 'fleet' },
-    spec: { serverSelector: { matchLabels: { pool: 'a' } }, ...(over.paused ? { paused: true } : {}) },
+    spec: {
+      serverSelector: { matchLabels: { pool: 'a' } },
+      maxUnavailable: 2,
+      ...(over.paused ? { paused: true } : {}),
+    },
     status: {
-      domains: [{ name: '', allowed: over.allowed, granted: over.granted }],
+      domains: [{ name: '', expected: 6, unavailable: over.unavailable, granted: over.granted }],
       grants: Array.from({ length: over.held }, (_, i) => ({ maintenanceUID: `u${i}` })),
     },
   });
   const racks = {
     metadata: { name: 'racks' },
-    spec: { serverSelector: {}, topologyKey: 'rack' },
+    spec: { serverSelector: {}, topologyKey: 'rack', maxUnavailable: '50%' },
     status: {
       domains: [
-        { name: 'r1', allowed: 0, granted: 1 },
-        { name: 'r2', allowed: 1, granted: 0 },
+        { name: 'r1', expected: 2, unavailable: 1, granted: 1 },
+        { name: 'r2', expected: 2, unavailable: 0, granted: 0 },
       ],
       grants: [{ maintenanceUID: 'x', domain: 'r1' }],
     },
   };
+  const pool = { pool: 'a' };
 
   it('names a budget selecting the server whose cached ledger has no room in its domain', () => {
-    expect(fullBudget([fleet({ allowed: 0, granted: 2, held: 2 })], { pool: 'a' })).toBe('fleet');
-    expect(fullBudget([racks], { rack: 'r1' })).toBe('racks');
-    expect(fullBudget([fleet({ allowed: 1, granted: 1, held: 1, paused: true })], { pool: 'a' })).toBe(
-      'fleet',
-    );
+    const full = fullBudget([fleet({ unavailable: 2, granted: 2, held: 2 })], pool, 'me');
+    expect(full).toMatchObject({ name: 'fleet', inUse: 2, allowed: 2, expected: 6 });
+    expect(fullBudgetMessage(full!)).toContain('ServerDisruptionBudget fleet: 2 unavailable, 2 allowed');
+    expect(fullBudget([racks], { rack: 'r1' }, 'me')).toMatchObject({ name: 'racks', domain: 'r1' });
+    const paused = fullBudget([fleet({ unavailable: 0, granted: 0, held: 0, paused: true })], pool, 'me');
+    expect(fullBudgetMessage(paused!)).toContain('is paused');
   });
 
-  it('counts grants written since the budget controller counted them', () => {
-    expect(fullBudget([fleet({ allowed: 1, granted: 1, held: 2 })], { pool: 'a' })).toBe('fleet');
-    expect(fullBudget([fleet({ allowed: 0, granted: 2, held: 1 })], { pool: 'a' })).toBeUndefined();
+  it('counts grants written since the budget controller counted, and releases since', () => {
+    expect(fullBudget([fleet({ unavailable: 1, granted: 1, held: 2 })], pool, 'me')?.inUse).toBe(2);
+    expect(fullBudget([fleet({ unavailable: 2, granted: 2, held: 1 })], pool, 'me')).toBeUndefined();
   });
 
-  it('lets the webhook decide otherwise: room, another domain, not selected, not counted yet', () => {
-    expect(fullBudget([fleet({ allowed: 1, granted: 1, held: 1 })], { pool: 'a' })).toBeUndefined();
-    expect(fullBudget([racks], { rack: 'r2' })).toBeUndefined();
-    expect(fullBudget([fleet({ allowed: 0, granted: 2, held: 2 })], { pool: 'b' })).toBeUndefined();
-    expect(fullBudget([{ metadata: { name: 'new' }, spec: {} }], {})).toBeUndefined();
+  it('lets the webhook decide otherwise: room, another domain, not selected, not counted, its own grant', () => {
+    expect(fullBudget([fleet({ unavailable: 1, granted: 1, held: 1 })], pool, 'me')).toBeUndefined();
+    expect(fullBudget([racks], { rack: 'r2' }, 'me')).toBeUndefined();
+    expect(fullBudget([fleet({ unavailable: 2, granted: 2, held: 2 })], { pool: 'b' }, 'me')).toBeUndefined();
+    expect(fullBudget([{ metadata: { name: 'new' }, spec: {} }], {}, 'me')).toBeUndefined();
+    // It holds a grant there already: the webhook renews it.
+    expect(fullBudget([fleet({ unavailable: 2, granted: 2, held: 2 })], pool, 'u1')).toBeUndefined();
   });
 });

@@ -5,6 +5,7 @@
 // thundering herd against the webhook and the budget's compare-and-swap.
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { LabelSelector } from '../../api/schema/common.js';
+import { maxAllowedUnavailable } from '../../webhook/rules/eviction.js';
 import { matchesSelector } from '../../webhook/selectors.js';
 import { compareQueueKeys, queueKey, type QueueKey } from './queue.js';
 
@@ -103,33 +104,77 @@ export function changedGrantServers(before: Ledger | undefined, after: Ledger | 
 
 interface FleetBudgetLike {
   metadata: { name?: string };
-  spec: { serverSelector?: LabelSelector; topologyKey?: string; paused?: boolean };
+  spec: {
+    serverSelector?: LabelSelector;
+    topologyKey?: string;
+    paused?: boolean;
+    maxUnavailable?: number | string;
+  };
   status?: {
     grants?: { maintenanceUID: string; domain?: string }[];
-    domains?: { name: string; allowed?: number; granted?: number }[];
+    domains?: { name: string; expected?: number; unavailable?: number; granted?: number }[];
   };
 }
 
+/** A fleet budget with no room for one more server, as its cached ledger and last count show. */
+export interface FullBudget {
+  name: string;
+  domain: string;
+  paused: boolean;
+  inUse: number;
+  allowed: number;
+  expected: number;
+  maxUnavailable: number | string | undefined;
+}
+
 /**
- * The first fleet budget selecting the server whose cached ledger has no room in the server's domain
- * (see budgetRoom; paused counts as none), or undefined. A maintenance asks the webhook only when none
- * is full: a refusal the cache already predicts is a write, two admission reviews and a budget read for
- * nothing. The cache may lag either way; the webhook decides, and the release that makes room wakes
- * the waiters. Budgets the budget controller has not counted yet, and claim budgets (this controller
- * does not cache claims), never block here.
+ * The first fleet budget selecting the server whose cached ledger has no room in the server's domain,
+ * or undefined. In use = what the budget controller last counted unavailable in the domain, plus the
+ * grants written since; allowed = maxUnavailable of the domain's expected servers, rounded as the
+ * webhook does. A maintenance asks the webhook only when no budget is full: a refusal the cache already
+ * predicts is a write, two admission reviews and a budget read for nothing. The cache may lag either
+ * way; the webhook decides, and the release that makes room wakes the waiters. The caller skips this
+ * for a server that is unavailable already (the webhook admits those without room). A budget that
+ * already holds this maintenance's grant, one not counted yet, and claim budgets (this controller
+ * does not cache claims) never block here.
  */
 export function fullBudget(
   budgets: readonly FleetBudgetLike[],
   labels: Record<string, string> | undefined,
-): string | undefined {
+  maintenanceUID: string,
+): FullBudget | undefined {
   for (const b of budgets) {
     if (!matchesSelector(b.spec.serverSelector, labels)) continue;
-    if (b.spec.paused) return b.metadata.name ?? '';
+    const grants = b.status?.grants ?? [];
+    if (grants.some((g) => g.maintenanceUID === maintenanceUID)) continue;
     const domain = b.spec.topologyKey ? (labels?.[b.spec.topologyKey] ?? '') : '';
     const d = b.status?.domains?.find((x) => x.name === domain);
     if (!d) continue;
-    const held = (b.status?.grants ?? []).filter((g) => (g.domain ?? '') === domain).length;
-    if ((d.allowed ?? 0) - (held - (d.granted ?? 0)) <= 0) return b.metadata.name ?? '';
+    const expected = d.expected ?? 0;
+    const allowed = maxAllowedUnavailable(b.spec.maxUnavailable, expected);
+    const held = grants.filter((g) => (g.domain ?? '') === domain).length;
+    const inUse = (d.unavailable ?? 0) + held - (d.granted ?? 0);
+    const paused = b.spec.paused === true;
+    if (paused || inUse + 1 > allowed)
+      return {
+        name: b.metadata.name ?? '',
+        domain,
+        paused,
+        inUse,
+        allowed,
+        expected,
+        maxUnavailable: b.spec.maxUnavailable,
+      };
   }
   return undefined;
+}
+
+/** The waiting message for a held-back attempt, worded like the webhook's refusal. */
+export function fullBudgetMessage(f: FullBudget): string {
+  const which = `ServerDisruptionBudget ${f.name}${f.domain ? ` (domain ${JSON.stringify(f.domain)})` : ''}`;
+  if (f.paused) return `${which} is paused (as cached); waiting for it to resume`;
+  return (
+    `${which}: ${f.inUse} unavailable, ${f.allowed} allowed (maxUnavailable ` +
+    `${JSON.stringify(f.maxUnavailable)} of ${f.expected} servers; as cached, waiting for a release)`
+  );
 }
