@@ -297,6 +297,13 @@ describe('the first approval status', () => {
     const later = decideApproval({ m, server, claim: claim({}, [announced(m, -1)]), policy, now: at(0) });
     const reasons = later.status?.conditions.map((c) => `${c.type}=${c.reason}`);
     expect(reasons).toEqual(['Announced=Announced', 'Approved=NotRequired']);
+    // One Event says both.
+    expect(later.events).toEqual([
+      expect.objectContaining({
+        reason: 'NotRequired',
+        note: expect.stringMatching(/^announced to claim .*; approved/),
+      }),
+    ]);
   });
 
   it('is written without the announcement once the grace has passed, or when nobody holds the server', () => {

@@ -387,8 +387,12 @@ export function decideApproval(input: ApprovalInput): ApprovalPlan {
     }),
     conditions: [announced, condition(approved.condition)],
   };
-  if (announcement && !previous.announcedAt)
-    plan.events.push({ onClaim: false, type: 'Normal', reason: 'Announced', note: announced.message });
+  if (announcement && !previous.announcedAt) {
+    // Announced and approved in one write (a maintenance that needs no answer): one Event says both.
+    const approvedNow = plan.events.find((e) => !e.onClaim && e.type === 'Normal');
+    if (approvedNow) approvedNow.note = `${announced.message}; ${approvedNow.note}`;
+    else plan.events.push({ onClaim: false, type: 'Normal', reason: 'Announced', note: announced.message });
+  }
   if (never || canonical(previous) !== canonical(next)) plan.status = next;
   return plan;
 }

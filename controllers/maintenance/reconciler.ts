@@ -613,11 +613,13 @@ export class MaintenanceReconciler {
 
   async #recordDenial(attempt: Attempt, reason: string, message: string): Promise<void> {
     const { m } = attempt;
-    const next = deniedStatus(attempt, reason, message, new Date());
+    // The same refusal again keeps the condition as it is: its figures (in use, allowed) move with every
+    // grant and release, and rewriting them was a status write per retry of every waiting maintenance.
+    // The Event and the condition say since when and why; the figures are those of the first refusal.
+    const current = findCondition(m.status?.conditions, MaintenanceConditions.Admitted);
+    const repeated = current?.status === 'False' && current.reason === reason;
+    const next = deniedStatus(attempt, reason, repeated ? current.message : message, new Date());
     if (!statusChanged(m, next)) return;
-    // An Event per transition: the same denial again (new figures in its message) updates the condition
-    // only, instead of one Event write per retry of every waiting maintenance.
-    const repeated = findCondition(m.status?.conditions, MaintenanceConditions.Admitted)?.reason === reason;
     try {
       await this.#writeStatus({ m, status: next });
     } catch (e) {
@@ -626,6 +628,7 @@ export class MaintenanceReconciler {
         'could not record the denial',
       );
     }
+    // An Event per transition, not per retry.
     if (!repeated) this.#mgr.events.warning(withTypeMeta(m, this.#smClient), reason, 'Start', message);
   }
 }
