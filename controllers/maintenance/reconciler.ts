@@ -56,6 +56,7 @@ import {
 } from './waiters.js';
 import { serverUnavailableReason } from '../../webhook/world.js';
 import { MaintenanceMetrics } from './metrics.js';
+import { LedgerReleaser } from './releaser.js';
 
 type AnyBudget = ServerDisruptionBudget | ServerClaimDisruptionBudget;
 
@@ -121,6 +122,8 @@ export class MaintenanceReconciler {
   readonly #budgetDenials = new Map<string, number>();
   /** uids woken by a release whose attempt has not been answered yet. */
   readonly #woken = new Set<string>();
+  /** budget key -> its batching releaser (one per budget the controller has released on). */
+  readonly #releasers = new Map<string, LedgerReleaser<AnyBudget>>();
   /** uid -> attempts held back in a row by a cached full budget. */
   readonly #heldBack = new Map<string, number>();
   /** uids whose last finalizer we removed: deleted, though the cache may not know yet. */
@@ -186,7 +189,10 @@ export class MaintenanceReconciler {
       update: (o, m) => {
         if (stateOf(o) === 'InMaintenance' && stateOf(m) !== 'InMaintenance')
           this.#holderGone(m.spec.serverRef.name);
-        enqueueM(m);
+        // Approved just now: it may start, ahead of the routine work (a burst of new maintenances
+        // queues a finalizer write for each; the first ones approved should not wait behind them).
+        if (!o.status?.approval && m.status?.approval) this.#enqueue(m.spec.serverRef.name, true);
+        else enqueueM(m);
       },
       delete: (m) => {
         this.#mOverlay.forget(m.metadata);
@@ -218,7 +224,11 @@ export class MaintenanceReconciler {
       inf.on({
         add: (b) => onBudget(undefined, b),
         update: (o, b) => onBudget(o, b),
-        delete: (b) => onBudget(b, undefined),
+        delete: (b) => {
+          const kind = 'serverSelector' in b.spec ? 'ServerDisruptionBudget' : 'ServerClaimDisruptionBudget';
+          this.#releasers.delete(`${kind}/${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`);
+          onBudget(b, undefined);
+        },
       });
     }
     const onBoot = (b: ServerBoot) => this.#enqueue(b.spec.serverRef.name);
@@ -448,29 +458,31 @@ export class MaintenanceReconciler {
   }
 
   async #release(m: ServerMaintenance, refs: readonly BudgetRef[]): Promise<void> {
-    const uid = uidOf(m);
-    for (const ref of refs) {
-      const fleet = ref.kind === 'ServerDisruptionBudget';
-      const resource = fleet
-        ? this.#mgr.client.resource<AnyBudget>(ServerDisruptionBudgetResource)
-        : this.#mgr.client.resource<AnyBudget>(ServerClaimDisruptionBudgetResource);
-      // Starts from the cached ledger when it holds the entry (the write is a compare-and-swap: a stale
-      // copy loses it and is read afresh); without the entry there, only a fresh read can tell.
-      const cached = fleet ? this.#sdbs.getByName(ref.name) : this.#scdbs.getByName(ref.name, ref.namespace);
-      const initial = cached?.status?.grants?.some((g) => g.maintenanceUID === uid) ? cached : undefined;
-      // Compare-and-swap on the ledger, like the webhook's grant: re-read and retry on conflict.
-      const written = await this.#mgr.status.updateWithRetry(
-        resource,
-        { name: ref.name, namespace: ref.namespace },
-        (b) => {
-          const grants = b.status?.grants ?? [];
-          if (!grants.some((g) => g.maintenanceUID === uid)) return undefined;
-          return { ...b, status: { ...b.status, grants: grants.filter((g) => g.maintenanceUID !== uid) } };
-        },
-        { subresource: 'status', attempts: 20, ...(initial ? { initial } : {}) },
-      );
-      if (written) this.#metrics.grantsReleased.inc();
-    }
+    for (const ref of refs)
+      if (await this.#releaserOf(ref).release(uidOf(m))) this.#metrics.grantsReleased.inc();
+  }
+
+  /** The batching releaser of one budget's ledger (see releaser.ts). */
+  #releaserOf(ref: BudgetRef): LedgerReleaser<AnyBudget> {
+    const key = `${ref.kind}/${ref.namespace ?? ''}/${ref.name}`;
+    let releaser = this.#releasers.get(key);
+    if (releaser) return releaser;
+    const fleet = ref.kind === 'ServerDisruptionBudget';
+    const resource = fleet
+      ? this.#mgr.client.resource<AnyBudget>(ServerDisruptionBudgetResource)
+      : this.#mgr.client.resource<AnyBudget>(ServerClaimDisruptionBudgetResource);
+    const plural = resource.type.plural;
+    releaser = new LedgerReleaser<AnyBudget>(
+      {
+        cached: () =>
+          fleet ? this.#sdbs.getByName(ref.name) : this.#scdbs.getByName(ref.name, ref.namespace),
+        read: () => resource.find(ref.name, ref.namespace),
+        write: (b) => resource.replaceStatus(b, { fieldManager: this.#mgr.status.fieldManager }),
+      },
+      { onConflict: () => this.#mgr.metrics.statusConflicts.inc({ resource: plural }) },
+    );
+    this.#releasers.set(key, releaser);
+    return releaser;
   }
 
   async #deleteBoot(boot: ServerBoot): Promise<void> {

@@ -1,0 +1,115 @@
+// Releases ledger entries, batched per budget. Every finished maintenance removes its grant from the
+// budget's ledger by compare-and-swap, and so does every grant the webhook writes: on one busy budget
+// those writes collide. Each worker releasing on its own made the controller collide with itself
+// too, and a loser slept up to a second before reading again; in the rollout benchmark a release then
+// took 0.3 s on average and up to 9 s after the maintenance was gone, and nobody could use the slot
+// meanwhile. Here one loop per budget writes every release that is waiting, in one write, and after a
+// lost write reads again at once.
+import { isConflict, isNotFound } from '../../lib/kube/errors.js';
+import { isNewer } from '../../lib/kube/resources.js';
+
+interface LedgerBudget {
+  metadata: { name?: string; namespace?: string; resourceVersion?: string; uid?: string };
+  status?: { grants?: { maintenanceUID: string }[] };
+}
+
+/** The budget's API: a fresh read and a status write with the resourceVersion as precondition. */
+export interface LedgerStore<B extends LedgerBudget> {
+  /** The budget as the watch cache holds it (may be stale), or undefined. */
+  cached(): B | undefined;
+  /** A fresh read; undefined when the budget is gone. */
+  read(): Promise<B | undefined>;
+  /** Writes status if resourceVersion is current; throws a 409 when it is not. */
+  write(budget: B): Promise<B>;
+}
+
+export interface ReleaseOptions {
+  /** Writes tried per batch before it fails (each after a fresh read). */
+  attempts?: number;
+  /** Told about each lost write. */
+  onConflict?: () => void;
+}
+
+interface Waiter {
+  uid: string;
+  resolve: (released: boolean) => void;
+  reject: (e: unknown) => void;
+}
+
+/** One budget's releases: whatever is waiting when a write starts goes into that write. */
+export class LedgerReleaser<B extends LedgerBudget> {
+  readonly #store: LedgerStore<B>;
+  readonly #o: Required<Omit<ReleaseOptions, 'onConflict'>> & Pick<ReleaseOptions, 'onConflict'>;
+  #waiting: Waiter[] = [];
+  #running = false;
+  /** What our last write returned: newer than the cache until its event arrives. */
+  #last: B | undefined;
+
+  constructor(store: LedgerStore<B>, options: ReleaseOptions = {}) {
+    this.#store = store;
+    this.#o = { attempts: 20, ...options };
+  }
+
+  /** Resolves true once this write removed the entry, false when it was not (or no longer) there. */
+  release(uid: string): Promise<boolean> {
+    return new Promise((resolve, reject) => {
+      this.#waiting.push({ uid, resolve, reject });
+      if (!this.#running) void this.#drain();
+    });
+  }
+
+  async #drain(): Promise<void> {
+    this.#running = true;
+    try {
+      while (this.#waiting.length > 0) {
+        const batch = this.#waiting;
+        this.#waiting = [];
+        try {
+          const removed = await this.#writeBatch(new Set(batch.map((w) => w.uid)));
+          for (const w of batch) w.resolve(removed.has(w.uid));
+        } catch (e) {
+          for (const w of batch) w.reject(e);
+        }
+      }
+    } finally {
+      this.#running = false;
+    }
+  }
+
+  #start(): B | undefined {
+    const cached = this.#store.cached();
+    const last = this.#last;
+    if (!last || !cached) return cached;
+    return last.metadata.uid === cached.metadata.uid &&
+      isNewer(last.metadata.resourceVersion, cached.metadata.resourceVersion)
+      ? last
+      : cached;
+  }
+
+  /** Removes the entries of `uids` by compare-and-swap; returns the uids it removed. */
+  async #writeBatch(uids: ReadonlySet<string>): Promise<Set<string>> {
+    // The first try starts from the newest copy we know without a request, if it holds any of the
+    // entries (a copy without them may just be stale: only a fresh read can tell they are gone).
+    let current = this.#start();
+    if (!current?.status?.grants?.some((g) => uids.has(g.maintenanceUID))) current = undefined;
+    for (let attempt = 0; ; attempt++) {
+      current ??= await this.#store.read();
+      const grants = current?.status?.grants ?? [];
+      const removed = new Set(grants.filter((g) => uids.has(g.maintenanceUID)).map((g) => g.maintenanceUID));
+      if (!current || removed.size === 0) return new Set();
+      const next = {
+        ...current,
+        status: { ...current.status, grants: grants.filter((g) => !uids.has(g.maintenanceUID)) },
+      } as B;
+      try {
+        this.#last = await this.#store.write(next);
+        return removed;
+      } catch (e) {
+        if (isNotFound(e)) return new Set();
+        if (!isConflict(e) || attempt + 1 >= this.#o.attempts) throw e;
+        this.#o.onConflict?.();
+        current = undefined; // read again at once: the loser of a CAS needs the new version, not a pause
+      }
+    }
+  }
+}
