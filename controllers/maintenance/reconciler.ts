@@ -189,10 +189,7 @@ export class MaintenanceReconciler {
       update: (o, m) => {
         if (stateOf(o) === 'InMaintenance' && stateOf(m) !== 'InMaintenance')
           this.#holderGone(m.spec.serverRef.name);
-        // Approved just now: it may start, ahead of the routine work (a burst of new maintenances
-        // queues a finalizer write for each; the first ones approved should not wait behind them).
-        if (!o.status?.approval && m.status?.approval) this.#enqueue(m.spec.serverRef.name, true);
-        else enqueueM(m);
+        enqueueM(m);
       },
       delete: (m) => {
         this.#mOverlay.forget(m.metadata);
