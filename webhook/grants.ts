@@ -213,6 +213,18 @@ async function casWrite(
   }
 }
 
+/** A fresh read of the budget, or the denial its failure becomes. */
+async function readBudget(
+  store: BudgetStore,
+  r: BudgetReservation,
+): Promise<{ budget: AnyBudget | undefined } | { denied: StepOutcome }> {
+  try {
+    return { budget: await store.get(r.ref) };
+  } catch (e) {
+    return { denied: { kind: 'denied', denial: storeDenial(r, e) } };
+  }
+}
+
 /** Reserves (or, in a dry run, only checks) room in one budget. */
 async function reserveOne(
   store: BudgetStore,
@@ -228,16 +240,11 @@ async function reserveOne(
   for (let attempt = 0; attempt < run.o.maxAttempts; attempt++) {
     if (attempt > 0 && run.expired()) break;
     run.attemptsCount.attempts++;
-    let budget: AnyBudget | undefined = peeked;
-    const fresh = !budget;
+    const fresh = !peeked;
+    const read = peeked ? { budget: peeked } : await readBudget(store, r);
     peeked = undefined;
-    if (!budget) {
-      try {
-        budget = await store.get(r.ref);
-      } catch (e) {
-        return { kind: 'denied', denial: storeDenial(r, e) };
-      }
-    }
+    if ('denied' in read) return read.denied;
+    const budget = read.budget;
     // Deleted since the cache saw it: it selects nothing any more.
     if (!budget) return { kind: 'gone' };
     const room = checkRoom({

@@ -363,6 +363,16 @@ function approvedCondition(input: ApprovalInput, previous: ApprovalStatus, plan:
  */
 export const ANNOUNCE_GRACE_MS = 10_000;
 
+/** How much longer a new maintenance waits for its announcement before its first status (see above). */
+function announcementGraceLeft(input: ApprovalInput, announced: boolean): number | undefined {
+  const { m, server, claim, now } = input;
+  if (announced || !claim || !server?.spec.serverClaimRef) return undefined;
+  if (findCondition(m.status?.conditions, C.Approved)) return undefined;
+  const created = parseTime(m.metadata.creationTimestamp);
+  const left = created === undefined ? 0 : created + ANNOUNCE_GRACE_MS - now.getTime();
+  return left > 0 ? left : undefined;
+}
+
 export function decideApproval(input: ApprovalInput): ApprovalPlan {
   const { m, server, claim, now } = input;
   const plan: ApprovalPlan = { events: [] };
@@ -370,11 +380,8 @@ export function decideApproval(input: ApprovalInput): ApprovalPlan {
   const previous = ownedApprovalStatus(m);
   const announcement = announcementOf(claim, uidOf(m));
   const never = !findCondition(m.status?.conditions, C.Approved);
-  const created = parseTime(m.metadata.creationTimestamp);
-  if (never && !announcement && claim && server?.spec.serverClaimRef && created !== undefined) {
-    const left = created + ANNOUNCE_GRACE_MS - now.getTime();
-    if (left > 0) return { events: [], requeueAfterMs: left };
-  }
+  const graceLeft = announcementGraceLeft(input, announcement !== undefined);
+  if (graceLeft !== undefined) return { events: [], requeueAfterMs: graceLeft };
   const condition = (c: ConditionInput) => makeCondition(m.status?.conditions, c, now, m.metadata.generation);
   const announced = condition(announcedCondition(m, server, claim));
   const approved = approvedCondition(input, previous, plan);

@@ -507,6 +507,17 @@ function planFailures(input: ServerInput, sets: Sets, plan: ServerPlan): void {
   }
 }
 
+function completedStatus(m: ServerMaintenance, now: Date): OwnedStatus {
+  return new StatusBuilder(m, now)
+    .keep(C.Admitted, C.ServerParked, C.BootRequested)
+    .set({ type: C.Ready, status: 'False', reason: 'Completed', message: 'done; the server is released' })
+    .build({
+      state: 'Completed',
+      ...(m.status?.startedAt ? { startedAt: m.status.startedAt } : {}),
+      completedAt: rfc3339(now),
+    });
+}
+
 /**
  * Undo for deleted and failed maintenances. Only the first one still holding the server (boot or park
  * step) blocks it; one that is done releases its grants and, when deleted, its finalizer. Returns the
@@ -537,17 +548,7 @@ function planReleasers(
     // Deleted = done. Removing our finalizer deletes the object, and nobody sees it InMaintenance any
     // more: the grants go after that. Only an object that other finalizers keep gets `Completed` first,
     // so that no watcher counts it InMaintenance once its grant is gone.
-    if (held && outlivesUs(m)) {
-      const status = new StatusBuilder(m, input.now)
-        .keep(C.Admitted, C.ServerParked, C.BootRequested)
-        .set({ type: C.Ready, status: 'False', reason: 'Completed', message: 'done; the server is released' })
-        .build({
-          state: 'Completed',
-          ...(m.status?.startedAt ? { startedAt: m.status.startedAt } : {}),
-          completedAt: rfc3339(input.now),
-        });
-      plan.completions.push({ m, status });
-    }
+    if (held && outlivesUs(m)) plan.completions.push({ m, status: completedStatus(m, input.now) });
     plan.removeFinalizer.push(m);
     plan.events.push({
       m,

@@ -22,9 +22,9 @@ function budgetStore(uids: string[]) {
   let before: (() => void) | undefined;
   const store: LedgerStore<Budget> = {
     cached: () => cache,
-    read: async () => {
+    read: () => {
       log.reads++;
-      return structuredClone(stored);
+      return Promise.resolve(structuredClone(stored));
     },
     write: async (b) => {
       await Promise.resolve();

@@ -94,13 +94,8 @@ export class LedgerReleaser<B extends LedgerBudget> {
     if (!current?.status?.grants?.some((g) => uids.has(g.maintenanceUID))) current = undefined;
     for (let attempt = 0; ; attempt++) {
       current ??= await this.#store.read();
-      const grants = current?.status?.grants ?? [];
-      const removed = new Set(grants.filter((g) => uids.has(g.maintenanceUID)).map((g) => g.maintenanceUID));
-      if (!current || removed.size === 0) return new Set();
-      const next = {
-        ...current,
-        status: { ...current.status, grants: grants.filter((g) => !uids.has(g.maintenanceUID)) },
-      } as B;
+      const { next, removed } = withoutEntries(current, uids);
+      if (!next) return removed;
       try {
         this.#last = await this.#store.write(next);
         return removed;
@@ -112,4 +107,16 @@ export class LedgerReleaser<B extends LedgerBudget> {
       }
     }
   }
+}
+
+/** The budget without the entries of `uids` (undefined when none is there) and the uids it drops. */
+function withoutEntries<B extends LedgerBudget>(
+  budget: B | undefined,
+  uids: ReadonlySet<string>,
+): { next?: B; removed: Set<string> } {
+  const grants = budget?.status?.grants ?? [];
+  const removed = new Set(grants.filter((g) => uids.has(g.maintenanceUID)).map((g) => g.maintenanceUID));
+  if (!budget || removed.size === 0) return { removed };
+  const kept = grants.filter((g) => !uids.has(g.maintenanceUID));
+  return { next: { ...budget, status: { ...budget.status, grants: kept } }, removed };
 }

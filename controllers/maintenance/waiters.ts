@@ -144,29 +144,40 @@ export function fullBudget(
   maintenanceUID: string,
 ): FullBudget | undefined {
   for (const b of budgets) {
-    if (!matchesSelector(b.spec.serverSelector, labels)) continue;
-    const grants = b.status?.grants ?? [];
-    if (grants.some((g) => g.maintenanceUID === maintenanceUID)) continue;
-    const domain = b.spec.topologyKey ? (labels?.[b.spec.topologyKey] ?? '') : '';
-    const d = b.status?.domains?.find((x) => x.name === domain);
-    if (!d) continue;
-    const expected = d.expected ?? 0;
-    const allowed = maxAllowedUnavailable(b.spec.maxUnavailable, expected);
-    const held = grants.filter((g) => (g.domain ?? '') === domain).length;
-    const inUse = (d.unavailable ?? 0) + held - (d.granted ?? 0);
-    const paused = b.spec.paused === true;
-    if (paused || inUse + 1 > allowed)
-      return {
-        name: b.metadata.name ?? '',
-        domain,
-        paused,
-        inUse,
-        allowed,
-        expected,
-        maxUnavailable: b.spec.maxUnavailable,
-      };
+    const full = matchesSelector(b.spec.serverSelector, labels)
+      ? noRoom(b, labels, maintenanceUID)
+      : undefined;
+    if (full) return full;
   }
   return undefined;
+}
+
+/** The budget as a FullBudget when it has no room for the server's domain (see fullBudget). */
+function noRoom(
+  b: FleetBudgetLike,
+  labels: Record<string, string> | undefined,
+  maintenanceUID: string,
+): FullBudget | undefined {
+  const grants = b.status?.grants ?? [];
+  if (grants.some((g) => g.maintenanceUID === maintenanceUID)) return undefined;
+  const domain = b.spec.topologyKey ? (labels?.[b.spec.topologyKey] ?? '') : '';
+  const d = b.status?.domains?.find((x) => x.name === domain);
+  if (!d) return undefined;
+  const expected = d.expected ?? 0;
+  const allowed = maxAllowedUnavailable(b.spec.maxUnavailable, expected);
+  const held = grants.filter((g) => (g.domain ?? '') === domain).length;
+  const inUse = (d.unavailable ?? 0) + held - (d.granted ?? 0);
+  const paused = b.spec.paused === true;
+  if (!paused && inUse + 1 <= allowed) return undefined;
+  return {
+    name: b.metadata.name ?? '',
+    domain,
+    paused,
+    inUse,
+    allowed,
+    expected,
+    maxUnavailable: b.spec.maxUnavailable,
+  };
 }
 
 /** The waiting message for a held-back attempt, worded like the webhook's refusal. */

@@ -126,6 +126,6 @@ describe('screen', () => {
 describe('manifestNodeFlags', () => {
   it('reads the node flags a controller Deployment ships with', () => {
     for (const name of ['maintenance', 'approval', 'budget', 'boot'])
-      expect(manifestNodeFlags(name)).toEqual(['--max-semi-space-size=2']);
+      expect(manifestNodeFlags(name)).toEqual(['--max-semi-space-size=2', '--optimize-for-size']);
   });
 });

@@ -74,6 +74,38 @@ export function powerStep(
 
 const PARKABLE = new Set(['Available', 'Reserved', 'Discovery']);
 
+function parkStep(server: Server, elapsedMs: number, t: SimTimings): ServerStep {
+  const state = server.status?.state;
+  // Also sets the marker: a park that wrote its status but not yet its annotations completes here.
+  if (isParked(server))
+    return {
+      annotations: { [PARKED_ANNOTATION]: 'true', [OPERATION_ANNOTATION]: null },
+      why: 'park: already parked',
+    };
+  if (!PARKABLE.has(state ?? '')) return { waitMs: 1000, why: `park: not parkable in state ${state}` };
+  const power = powerStep(server.status?.powerState, 'Off', elapsedMs, t);
+  // Instant power (powerMs 0) powers off and parks in one status write, as one reconcile would.
+  if (power && t.powerMs > 0) return power;
+  return {
+    status: { ...power?.status, state: 'Parked' },
+    annotations: { [PARKED_ANNOTATION]: 'true', [OPERATION_ANNOTATION]: null },
+    why: 'park: powered off and parked',
+  };
+}
+
+function unparkStep(server: Server, claim: ClaimLookup, elapsedMs: number, t: SimTimings): ServerStep {
+  if (!isParked(server)) return { annotations: { [OPERATION_ANNOTATION]: null }, why: 'unpark: not parked' };
+  const state = server.spec.serverClaimRef ? 'Reserved' : 'Available';
+  // Instant power: back in service with the power its claim wants, in the same write.
+  const want = state === 'Reserved' && claim.claim ? claim.claim.spec.power : undefined;
+  const power = t.powerMs <= 0 && want ? powerStep(server.status?.powerState, want, elapsedMs, t) : undefined;
+  return {
+    status: { ...power?.status, state },
+    annotations: { [PARKED_ANNOTATION]: null, [OPERATION_ANNOTATION]: null },
+    why: 'unpark: back in service',
+  };
+}
+
 function operationStep(
   server: Server,
   claim: ClaimLookup,
@@ -81,38 +113,8 @@ function operationStep(
   elapsedMs: number,
   t: SimTimings,
 ): ServerStep | undefined {
-  const state = server.status?.state;
-  if (op === 'park') {
-    // Also sets the marker: a park that wrote its status but not yet its annotations completes here.
-    if (isParked(server))
-      return {
-        annotations: { [PARKED_ANNOTATION]: 'true', [OPERATION_ANNOTATION]: null },
-        why: 'park: already parked',
-      };
-    if (!PARKABLE.has(state ?? '')) return { waitMs: 1000, why: `park: not parkable in state ${state}` };
-    const power = powerStep(server.status?.powerState, 'Off', elapsedMs, t);
-    // Instant power (powerMs 0) powers off and parks in one status write, as one reconcile would.
-    if (power && t.powerMs > 0) return power;
-    return {
-      status: { ...power?.status, state: 'Parked' },
-      annotations: { [PARKED_ANNOTATION]: 'true', [OPERATION_ANNOTATION]: null },
-      why: 'park: powered off and parked',
-    };
-  }
-  if (op === 'unpark') {
-    if (!isParked(server))
-      return { annotations: { [OPERATION_ANNOTATION]: null }, why: 'unpark: not parked' };
-    const state = server.spec.serverClaimRef ? 'Reserved' : 'Available';
-    // Instant power: back in service with the power its claim wants, in the same write.
-    const want = state === 'Reserved' && claim.claim ? claim.claim.spec.power : undefined;
-    const power =
-      t.powerMs <= 0 && want ? powerStep(server.status?.powerState, want, elapsedMs, t) : undefined;
-    return {
-      status: { ...power?.status, state },
-      annotations: { [PARKED_ANNOTATION]: null, [OPERATION_ANNOTATION]: null },
-      why: 'unpark: back in service',
-    };
-  }
+  if (op === 'park') return parkStep(server, elapsedMs, t);
+  if (op === 'unpark') return unparkStep(server, claim, elapsedMs, t);
   return undefined; // other operations (retry, restarts, …) are not simulated
 }
 
