@@ -101,6 +101,10 @@ const MAX_PASSES = 3;
 
 const grantIndex = (b: AnyBudget) => (b.status?.grants ?? []).map((g) => g.maintenanceUID);
 
+/** One key per budget, for the releasers: kind, namespace ("" for the cluster-scoped kind), name. */
+const budgetKey = (kind: BudgetRef['kind'], namespace: string | undefined, name: string | undefined) =>
+  `${kind}/${namespace ?? ''}/${name ?? ''}`;
+
 export class MaintenanceReconciler {
   readonly #mgr: Manager;
   readonly #policies: PolicyStore;
@@ -223,7 +227,7 @@ export class MaintenanceReconciler {
         update: (o, b) => onBudget(o, b),
         delete: (b) => {
           const kind = 'serverSelector' in b.spec ? 'ServerDisruptionBudget' : 'ServerClaimDisruptionBudget';
-          this.#releasers.delete(`${kind}/${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`);
+          this.#releasers.delete(budgetKey(kind, b.metadata.namespace, b.metadata.name));
           onBudget(b, undefined);
         },
       });
@@ -461,7 +465,7 @@ export class MaintenanceReconciler {
 
   /** The batching releaser of one budget's ledger (see releaser.ts). */
   #releaserOf(ref: BudgetRef): LedgerReleaser<AnyBudget> {
-    const key = `${ref.kind}/${ref.namespace ?? ''}/${ref.name}`;
+    const key = budgetKey(ref.kind, ref.namespace, ref.name);
     let releaser = this.#releasers.get(key);
     if (releaser) return releaser;
     const fleet = ref.kind === 'ServerDisruptionBudget';
