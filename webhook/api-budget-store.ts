@@ -14,7 +14,7 @@ import {
 } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { KubeClient, ResourceClient } from '../lib/kube/client.js';
 import { isConflict, isNotFound } from '../lib/kube/errors.js';
-import { isNewer, resourceOf } from '../lib/kube/resources.js';
+import { fresher, resourceOf } from '../lib/kube/resources.js';
 import { budgetConflict } from './codes.js';
 import { refKey, type AnyBudget, type BudgetRef, type BudgetStore } from './grants.js';
 
@@ -42,18 +42,10 @@ export class ApiBudgetStore implements BudgetStore {
 
   peek(ref: BudgetRef): AnyBudget | undefined {
     const key = refKey(ref);
-    const cached = this.#cached?.(ref);
     const seen = this.#seen.get(key);
-    // Gone from the cache: perhaps deleted; a fresh read decides.
-    if (!cached || !seen) return cached;
-    if (
-      seen.metadata.uid !== cached.metadata.uid ||
-      !isNewer(seen.metadata.resourceVersion, cached.metadata.resourceVersion)
-    ) {
-      this.#seen.delete(key);
-      return cached;
-    }
-    return seen;
+    const use = fresher(this.#cached?.(ref), seen);
+    if (seen && use !== seen) this.#seen.delete(key); // the cache caught up (or lost it: a read decides)
+    return use;
   }
 
   #saw(ref: BudgetRef, budget: AnyBudget | undefined): AnyBudget | undefined {

@@ -6,7 +6,7 @@
 // meanwhile. Here one loop per budget writes every release that is waiting, in one write, and after a
 // lost write reads again at once.
 import { isConflict, isNotFound } from '../../lib/kube/errors.js';
-import { isNewer } from '../../lib/kube/resources.js';
+import { fresher } from '../../lib/kube/resources.js';
 
 interface LedgerBudget {
   metadata: { name?: string; namespace?: string; resourceVersion?: string; uid?: string };
@@ -77,13 +77,7 @@ export class LedgerReleaser<B extends LedgerBudget> {
   }
 
   #start(): B | undefined {
-    const cached = this.#store.cached();
-    const last = this.#last;
-    if (!last || !cached) return cached;
-    return last.metadata.uid === cached.metadata.uid &&
-      isNewer(last.metadata.resourceVersion, cached.metadata.resourceVersion)
-      ? last
-      : cached;
+    return fresher(this.#store.cached(), this.#last);
   }
 
   /** Removes the entries of `uids` by compare-and-swap; returns the uids it removed. */

@@ -3,7 +3,7 @@
 // the watch event arrives never acts on the state before its own write (e.g. start a second
 // maintenance on a server because the first still looks Approved).
 import type { KubeObject } from '../../api/schema/meta.js';
-import { isNewer, objectKey } from '../../lib/kube/resources.js';
+import { fresher, isNewer, objectKey } from '../../lib/kube/resources.js';
 
 export class WriteOverlay<T extends KubeObject> {
   readonly #written = new Map<string, T>();
@@ -29,15 +29,9 @@ export class WriteOverlay<T extends KubeObject> {
     if (!cached) return cached;
     const key = objectKey(cached.metadata);
     const mine = this.#written.get(key);
-    if (!mine) return cached;
-    if (
-      mine.metadata.uid !== cached.metadata.uid ||
-      !isNewer(mine.metadata.resourceVersion, cached.metadata.resourceVersion)
-    ) {
-      this.#written.delete(key);
-      return cached;
-    }
-    return mine;
+    const use = fresher(cached, mine);
+    if (mine && use !== mine) this.#written.delete(key); // the cache caught up
+    return use;
   }
 
   /** Drops what we know of an object (it was deleted). */

@@ -117,6 +117,20 @@ export function splitKey(key: string): { namespace?: string; name: string } {
   return i < 0 ? { name: key } : { namespace: key.slice(0, i), name: key.slice(i + 1) };
 }
 
+/**
+ * The copy to act on: `mine` (what our own read or write returned) when it is the same object as
+ * `cached` (same uid) at a newer resourceVersion, else `cached`. Missing from the cache stays missing:
+ * the object may be gone, and only a fresh read can tell.
+ */
+export function fresher<T extends { metadata: { uid?: string; resourceVersion?: string } }>(
+  cached: T | undefined,
+  mine: T | undefined,
+): T | undefined {
+  if (!cached || !mine) return cached;
+  const same = mine.metadata.uid === cached.metadata.uid;
+  return same && isNewer(mine.metadata.resourceVersion, cached.metadata.resourceVersion) ? mine : cached;
+}
+
 /** Whether resourceVersion a is newer than b. Opaque strings in general; etcd revisions in practice. */
 export function isNewer(a: string | undefined, b: string | undefined): boolean {
   if (!a) return false;
