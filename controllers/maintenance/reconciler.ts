@@ -96,6 +96,9 @@ const WOKEN_RETRY_MS = 1_000;
 /** Attempts held back by the cache in a row before the webhook is asked regardless. */
 const HELD_BACK_MAX = 3;
 
+/** When a maintenance held back for the first time looks again (no write, no admission review). */
+const HELD_BACK_RECHECK_MS = 2_000;
+
 /** Rounds of follow-up in one reconcile after an admission (taint, park, projection at once). */
 const MAX_PASSES = 3;
 
@@ -529,12 +532,17 @@ export class MaintenanceReconciler {
     const full = this.#heldBackBy(serverName, uidOf(m));
     if (full) {
       this.#metrics.attempts.inc({ result: 'held-back' });
-      return this.#denied(serverName, attempt, {
+      const waits = await this.#denied(serverName, attempt, {
         code: full.paused ? Codes.BUDGET_PAUSED : Codes.BUDGET_EXHAUSTED,
         reason: full.paused ? 'BudgetPaused' : 'BudgetExhausted',
         message: fullBudgetMessage(full),
         retryAfterMs: undefined,
       });
+      if (this.#heldBack.get(uidOf(m)) !== 1) return waits;
+      // The first hold-back looks again soon: our copy of the server may be behind the budget's count
+      // (a server cordoned a moment ago already counts as unavailable there, and the webhook admits it).
+      this.#backoff.set(uidOf(m), Date.now() + HELD_BACK_RECHECK_MS);
+      return { ms: HELD_BACK_RECHECK_MS, reason: waits.reason };
     }
     this.#heldBack.delete(uidOf(m));
     try {

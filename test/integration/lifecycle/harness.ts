@@ -349,14 +349,24 @@ export function waitForMaintenance(
   pred: (m: ServerMaintenance) => boolean,
   options: WaitOptions = {},
 ): Promise<ServerMaintenance> {
+  let last: ServerMaintenance | undefined;
   return waitFor(
     `${name}: ${what}`,
     async () => {
       const m = await getMaintenance(lc, name);
+      last = m;
       return m && pred(m) ? m : undefined;
     },
     { timeoutMs: 30_000, intervalMs: 200, ...options },
-  );
+  ).catch((e: unknown) => {
+    // Say where it stood: state and conditions are what a person would look at first.
+    const conditions = (last?.status?.conditions ?? []).map(
+      (c) => `${c.type}=${c.status}/${c.reason}: ${c.message}`,
+    );
+    throw new Error(
+      `${(e as Error).message}; last seen: state ${last?.status?.state ?? '(none)'}; ${conditions.join('; ')}`,
+    );
+  });
 }
 
 export function waitForState(lc: Lifecycle, name: string, state: string, options: WaitOptions = {}) {
