@@ -644,17 +644,17 @@ function planActive(input: ServerInput, active: ServerMaintenance, park: ParkVie
   const parked = parkConditions(b, park, input.options.parkMode);
   b.set(bootReadiness(input, active, parked, b, plan));
   const grant = grantOf(active, input.grants);
-  const fields = {
-    state: 'InMaintenance' as const,
+  const status = b.build({
+    state: 'InMaintenance',
     queuePosition: 0,
     ...(active.status?.startedAt ? { startedAt: active.status.startedAt } : {}),
-  };
-  const status = b.build({ ...fields, ...(grant ? { grant } : {}) });
+    ...(grant ? { grant } : {}),
+  });
   // The grant mirror (status.grant) rides along with the next change; on its own it is no reason to
   // write (the ledger is the record, and the budget event that brings it comes after the admission).
-  const withOldGrant = { ...status, ...(active.status?.grant ? { grant: active.status.grant } : {}) };
-  if (!active.status?.grant) delete withOldGrant.grant;
-  if (statusChanged(active, withOldGrant)) plan.statuses.push({ m: active, status });
+  // canonicalJSON drops an undefined grant, so "no mirror yet" compares equal to none.
+  if (statusChanged(active, { ...status, grant: active.status?.grant }))
+    plan.statuses.push({ m: active, status });
   const wasParked = findCondition(active.status?.conditions, C.ServerParked)?.status === 'True';
   if (input.options.parkMode === 'annotation' && park.parked && !park.alreadyParked && !wasParked)
     plan.events.push({

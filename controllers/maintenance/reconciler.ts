@@ -104,6 +104,9 @@ const MAX_PASSES = 3;
 
 const grantIndex = (b: AnyBudget) => (b.status?.grants ?? []).map((g) => g.maintenanceUID);
 
+/** A maintenance whose next step a slot waits for: running, or deleted and being undone. */
+const runsOrUndoes = (m: ServerMaintenance) => isDeleting(m) || stateOf(m) === 'InMaintenance';
+
 /** One key per budget, for the releasers: kind, namespace ("" for the cluster-scoped kind), name. */
 const budgetKey = (kind: BudgetRef['kind'], namespace: string | undefined, name: string | undefined) =>
   `${kind}/${namespace ?? ''}/${name ?? ''}`;
@@ -183,14 +186,11 @@ export class MaintenanceReconciler {
    * budget waiters at once must not delay a park, an unpark or a release by seconds).
    */
   #holding(server: string): boolean {
-    return this.#maintenances
-      .byIndex('server', server)
-      .some((m) => isDeleting(m) || stateOf(m) === 'InMaintenance');
+    return this.#maintenances.byIndex('server', server).some(runsOrUndoes);
   }
 
   #wire(): void {
-    const enqueueM = (m: ServerMaintenance) =>
-      this.#enqueue(m.spec.serverRef.name, isDeleting(m) || stateOf(m) === 'InMaintenance');
+    const enqueueM = (m: ServerMaintenance) => this.#enqueue(m.spec.serverRef.name, runsOrUndoes(m));
     this.#maintenances.on({
       add: enqueueM,
       update: (o, m) => {
