@@ -139,14 +139,28 @@ describe('planServer: park and unpark', () => {
     });
   });
 
-  it('does not park a server still in Initial; waits instead', () => {
-    const initial = server(
+  it('discovers a server still in Initial before parking it, instead of waiting forever', () => {
+    const park = { [OPERATION_ANNOTATION]: 'park' };
+    const initial = server('s1', {}, { state: 'Initial', powerState: 'Off' }, park);
+    expect(planServer(initial, none, t.discoveryMs, t).status).toEqual({
+      state: 'Discovery',
+      powerState: 'On',
+    });
+    // Discovery is parkable: the park proceeds (here with its power-off).
+    const discovering = server('s1', {}, { state: 'Discovery', powerState: 'On' }, park);
+    expect(planServer(discovering, none, 0, t)).toMatchObject({ why: 'power Off: start' });
+    const instant = { ...t, powerMs: 0 };
+    expect(planServer(discovering, none, 0, instant).status).toEqual({ state: 'Parked', powerState: 'Off' });
+  });
+
+  it('does not park a server in Error; waits instead', () => {
+    const broken = server(
       's1',
       {},
-      { state: 'Initial', powerState: 'Off' },
+      { state: 'Error', powerState: 'Off' },
       { [OPERATION_ANNOTATION]: 'park' },
     );
-    expect(planServer(initial, none, 0, t)).toMatchObject({ waitMs: 1000 });
+    expect(planServer(broken, none, 0, t)).toMatchObject({ waitMs: 1000 });
   });
 
   it('leaves a parked server alone: no power healing, no reservation', () => {

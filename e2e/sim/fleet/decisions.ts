@@ -74,8 +74,11 @@ export function powerStep(
 
 const PARKABLE = new Set(['Available', 'Reserved', 'Discovery']);
 
-function parkStep(server: Server, elapsedMs: number, t: SimTimings): ServerStep {
+function parkStep(server: Server, elapsedMs: number, t: SimTimings): ServerStep | undefined {
   const state = server.status?.state;
+  // A server still in Initial is discovered first (it becomes parkable in Discovery); waiting here
+  // instead would never let discovery run.
+  if (state === 'Initial') return undefined;
   // Also sets the marker: a park that wrote its status but not yet its annotations completes here.
   if (isParked(server))
     return {
