@@ -3,8 +3,8 @@
 //   npm run bench:webhook [-- --duration 5 --connections 16 --concurrency 32 --rate 1000]
 //
 // Two HTTPS servers with the same certificate in this process: the webhook (createWebhookServer over an
-// InformerWorld holding 10,000 Servers and 10,000 ServerClaims, a MemoryBudgetStore, the default policy,
-// an info-level logger) and a bare fastify endpoint answering a fixed "allowed" AdmissionReview (the
+// InformerWorld holding 10,000 Servers and 10,000 ServerClaims, a MemoryBudgetStore whose first look
+// at a budget is the informer's copy as in the binary, the default policy, an info-level logger) and a bare fastify endpoint answering a fixed "allowed" AdmissionReview (the
 // limit: TLS, HTTP and JSON parsing, no decision). A load generator (undici, in its own process) sends
 // realistic AdmissionReviews in equal shares: placement allow (bind a claim to a free Server), placement
 // deny (bind to a cordoned Server), eviction dry-run (a ServerMaintenance status write to InMaintenance
@@ -33,7 +33,7 @@ import { PolicyStore } from '../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../policies/schema.js';
 import { parseAdmissionReview } from '../webhook/admission.js';
 import { MemorySource } from '../webhook/cache-source.js';
-import { createGrantor } from '../webhook/grants.js';
+import { createGrantor, type BudgetRef } from '../webhook/grants.js';
 import { InformerWorld, WORLD_INDEXERS } from '../webhook/informer-world.js';
 import { MemoryBudgetStore } from '../webhook/memory-budget-store.js';
 import { review, type ReviewType } from '../webhook/review.js';
@@ -329,14 +329,15 @@ function buildFleet(n: number): Fleet {
     spec: { claimSelector: { matchLabels: { app: 'db' } }, maxUnavailable: '50%' },
     status: observed.status,
   }));
-  const world = new InformerWorld({
+  const sources = {
     servers: new MemorySource(WORLD_INDEXERS.servers, servers),
     claims: new MemorySource(WORLD_INDEXERS.claims, claims),
     maintenances: new MemorySource(WORLD_INDEXERS.maintenances, maintenances),
     serverBudgets: new MemorySource(WORLD_INDEXERS.serverBudgets, serverBudgets),
     claimBudgets: new MemorySource(WORLD_INDEXERS.claimBudgets, claimBudgets),
     bmcs: new MemorySource<BMC>(),
-  });
+  };
+  const world = new InformerWorld(sources);
   const store = new MemoryBudgetStore([
     ...serverBudgets.map((b) => ({
       ref: { kind: 'ServerDisruptionBudget' as const, name: b.metadata.name! },
@@ -347,9 +348,16 @@ function buildFleet(n: number): Fleet {
       budget: b,
     })),
   ]);
+  // As the binary's ApiBudgetStore: its first look at a budget is the informer's copy.
+  const cached = Object.assign(store, {
+    peek: (ref: BudgetRef) =>
+      ref.kind === 'ServerDisruptionBudget'
+        ? sources.serverBudgets.getByName(ref.name)
+        : sources.claimBudgets.getByName(ref.name, ref.namespace),
+  });
   return {
     world,
-    store,
+    store: cached,
     servers,
     claims,
     maintenances,

@@ -6,6 +6,7 @@ import { MetalError } from '../lib/errors.js';
 import { budgetConflict, Codes } from './codes.js';
 import {
   createGrantor,
+  dryRunOnCopies,
   grantDecision,
   isConflictError,
   releaseGrants,
@@ -339,11 +340,35 @@ describe('reserveGrants with a copy known without a request (peek)', () => {
     expect(store.reads).toBe(1);
   });
 
-  it('answers a dry run from a fresh read', async () => {
+  it('answers a dry run the copy admits without a read, and without a promise', async () => {
     const { store } = withCache([{ ref: FLEET, budget: sdb('fleet', 1) }]);
-    await reserveGrants(store, planFor(1), true, fast);
+    expect(dryRunOnCopies(store, planFor(1))).toMatchObject({
+      granted: true,
+      dryRun: true,
+      written: [FLEET],
+    });
+    expect(await reserveGrants(store, planFor(1), true, fast)).toMatchObject({ granted: true });
+    expect(store.reads).toBe(0);
+    expect(store.writes).toBe(0);
+  });
+
+  it('confirms a dry run the copy refuses on a fresh read', async () => {
+    const { store, refresh } = withCache([{ ref: FLEET, budget: sdb('fleet', 1) }]);
+    store.put(FLEET, { ...sdb('fleet', 1), status: { observedGeneration: 1, grants: [ledger('uid-9')] } });
+    refresh(FLEET);
+    store.put(FLEET, sdb('fleet', 1)); // uid-9 released; the copy still shows it
+    expect(dryRunOnCopies(store, planFor(1))).toBeUndefined();
+    expect(await reserveGrants(store, planFor(1), true, fast)).toMatchObject({ granted: true, dryRun: true });
     expect(store.reads).toBe(1);
     expect(store.writes).toBe(0);
+  });
+
+  it('leaves a dry run to a read when a copy is missing or the store keeps none', () => {
+    const { store } = withCache([{ ref: FLEET, budget: sdb('fleet', 1) }]);
+    expect(dryRunOnCopies(store, planFor(1, [FLEET, TENANT]))).toBeUndefined();
+    const uncached = new MemoryBudgetStore([{ ref: FLEET, budget: sdb('fleet', 1) }]);
+    expect(dryRunOnCopies(uncached, planFor(1))).toBeUndefined();
+    expect(createGrantor(uncached).dryRunOnCopies?.(planFor(1))).toBeUndefined();
   });
 });
 

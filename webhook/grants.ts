@@ -109,7 +109,10 @@ export interface GrantOptions {
   onRetry?: (ref: BudgetRef, attempt: number) => void;
 }
 
-export type GrantFunction = (plan: GrantPlan, options: { dryRun: boolean }) => Promise<GrantResult>;
+export type GrantFunction = ((plan: GrantPlan, options: { dryRun: boolean }) => Promise<GrantResult>) & {
+  /** A dry run decided synchronously on cached copies, when they suffice (see dryRunOnCopies). */
+  dryRunOnCopies?: (plan: GrantPlan) => GrantResult | undefined;
+};
 
 const DEFAULT_OPTIONS: Required<Omit<GrantOptions, 'onConflict' | 'onRetry'>> = {
   maxAttempts: 20,
@@ -225,6 +228,18 @@ async function readBudget(
   }
 }
 
+/** What one budget's ledger says about this plan's reservation in it. */
+function roomIn(budget: AnyBudget, plan: GrantPlan, r: BudgetReservation, finished: ReadonlySet<string>) {
+  return checkRoom({
+    budget,
+    reservation: r,
+    server: plan.server,
+    maintenanceUID: plan.maintenance.uid,
+    ledgerCap: plan.ledgerCap,
+    finishedOnServer: finished,
+  });
+}
+
 /** Reserves (or, in a dry run, only checks) room in one budget. */
 async function reserveOne(
   store: BudgetStore,
@@ -247,22 +262,13 @@ async function reserveOne(
     const budget = read.budget;
     // Deleted since the cache saw it: it selects nothing any more.
     if (!budget) return { kind: 'gone' };
-    const room = checkRoom({
-      budget,
-      reservation: r,
-      server: plan.server,
-      maintenanceUID: plan.maintenance.uid,
-      ledgerCap: plan.ledgerCap,
-      finishedOnServer: finished,
-    });
+    const room = roomIn(budget, plan, r, finished);
     if (room.kind === 'denied') {
       if (!fresh) continue; // refused on a copy that may be stale: read it and decide again
       const { kind: _k, ...denial } = room;
       return { kind: 'denied', denial: { ...denial, ref: r.ref } };
     }
     const held = room.kind === 'present';
-    // A dry run writes nothing, so nothing would catch a stale copy: it answers from a fresh read.
-    if (dryRun && !fresh) continue;
     if (dryRun) return { kind: held ? 'held' : 'written' };
     // A held grant is renewed by compare-and-swap rather than trusted as read: the budget controller
     // may be expiring it by TTL right now, and its removal is a CAS too, so exactly one of the two
@@ -355,9 +361,34 @@ export async function reserveGrants(
   return { granted: true, dryRun, written, alreadyHeld, ...run.attemptsCount };
 }
 
+/**
+ * A dry run answered from the copies the store knows without a request, when every budget's copy admits
+ * it; undefined when a copy is missing or refuses, and a fresh read must decide (as reserveGrants does).
+ * A dry run reserves nothing, so its answer is as fresh as the watch cache, like a GET's: a question
+ * answered, never a grant given. Synchronous, so the webhook answers it without a promise.
+ */
+export function dryRunOnCopies(store: BudgetStore, plan: GrantPlan): GrantResult | undefined {
+  if (!store.peek) return undefined;
+  const finished = new Set(plan.finishedOnServer);
+  const written: BudgetRef[] = [];
+  const alreadyHeld: BudgetRef[] = [];
+  for (const r of plan.reservations) {
+    const budget = store.peek(r.ref);
+    if (!budget) return undefined;
+    const room = roomIn(budget, plan, r, finished);
+    if (room.kind === 'denied') return undefined;
+    (room.kind === 'present' ? alreadyHeld : written).push(r.ref);
+  }
+  const looks = { attempts: plan.reservations.length, conflicts: 0, retries: 0 };
+  return { granted: true, dryRun: true, written, alreadyHeld, ...looks };
+}
+
 /** A GrantFunction bound to a store and options, for the server's dependency injection. */
 export function createGrantor(store: BudgetStore, options: GrantOptions = {}): GrantFunction {
-  return (plan, { dryRun }) => reserveGrants(store, plan, dryRun, options);
+  return Object.assign(
+    (plan: GrantPlan, { dryRun }: { dryRun: boolean }) => reserveGrants(store, plan, dryRun, options),
+    { dryRunOnCopies: (plan: GrantPlan) => dryRunOnCopies(store, plan) },
+  );
 }
 
 /** The admission decision for a grant result. */

@@ -164,19 +164,19 @@ export function decide(
     const outcome = decideEviction(input);
     if (outcome.kind === 'decision') return { decision: outcome.decision };
     const dryRun = request.dryRun === true;
-    return deps
-      .grant(outcome.plan, { dryRun })
-      .then((grant): ReviewOutcome => {
-        const decision = grantDecision(grant, outcome.warnings);
-        return {
-          decision: dryRun
-            ? withWarnings(decision, ['dry run: budget room checked, nothing reserved'])
-            : decision,
-          grant,
-          audit: evictionAudit(outcome.source, grant),
-        };
-      })
-      .catch(failed);
+    const answer = (grant: GrantResult): ReviewOutcome => {
+      const decision = grantDecision(grant, outcome.warnings);
+      return {
+        decision: dryRun
+          ? withWarnings(decision, ['dry run: budget room checked, nothing reserved'])
+          : decision,
+        grant,
+        audit: evictionAudit(outcome.source, grant),
+      };
+    };
+    const onCopies = dryRun ? deps.grant.dryRunOnCopies?.(outcome.plan) : undefined;
+    if (onCopies) return answer(onCopies);
+    return deps.grant(outcome.plan, { dryRun }).then(answer).catch(failed);
   } catch (e) {
     return failed(e);
   }
