@@ -240,6 +240,29 @@ function roomIn(budget: AnyBudget, plan: GrantPlan, r: BudgetReservation, finish
   });
 }
 
+/**
+ * Writes this maintenance's ledger entry into a budget that has room for it. A held grant is renewed
+ * by compare-and-swap rather than trusted as read: the budget controller may be expiring it by TTL
+ * right now, and its removal is a CAS too, so exactly one of the two writes wins and the loser re-reads
+ * (an expired entry is then granted afresh).
+ */
+async function takeRoom(
+  store: BudgetStore,
+  plan: GrantPlan,
+  r: BudgetReservation,
+  budget: AnyBudget,
+  held: boolean,
+  run: Run,
+  attempt: number,
+): Promise<StepOutcome | 'conflict'> {
+  const now = run.o.clock();
+  const next = held
+    ? withRenewedGrant(budget, plan.maintenance.uid, now)
+    : withNewGrant(budget, plan, r, now);
+  const outcome = await casWrite(store, r, next, run, attempt);
+  return outcome === 'ok' ? { kind: held ? 'held' : 'written' } : outcome;
+}
+
 /** Reserves (or, in a dry run, only checks) room in one budget. */
 async function reserveOne(
   store: BudgetStore,
@@ -270,15 +293,7 @@ async function reserveOne(
     }
     const held = room.kind === 'present';
     if (dryRun) return { kind: held ? 'held' : 'written' };
-    // A held grant is renewed by compare-and-swap rather than trusted as read: the budget controller
-    // may be expiring it by TTL right now, and its removal is a CAS too, so exactly one of the two
-    // writes wins and the loser re-reads (an expired entry is then granted afresh).
-    const now = run.o.clock();
-    const next = held
-      ? withRenewedGrant(budget, plan.maintenance.uid, now)
-      : withNewGrant(budget, plan, r, now);
-    const outcome = await casWrite(store, r, next, run, attempt);
-    if (outcome === 'ok') return { kind: held ? 'held' : 'written' };
+    const outcome = await takeRoom(store, plan, r, budget, held, run, attempt);
     if (outcome !== 'conflict') return outcome;
   }
   return { kind: 'denied', denial: conflictDenial(r, run.o.maxAttempts) };
