@@ -8,24 +8,43 @@ import type { KindDefinition, ObjectOf } from './kind.js';
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives as a namespace.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
-const ajv = new Ajv({ allErrors: true, strict: true, strictTypes: false, allowUnionTypes: true });
-addFormats(ajv, ['date-time', 'byte', 'uri']);
-ajv.addFormat('int32', {
-  type: 'number',
-  validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31,
-});
-ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
-for (const keyword of [
-  'x-kubernetes-validations',
-  'x-kubernetes-int-or-string',
-  'x-kubernetes-list-type',
-  'x-kubernetes-list-map-keys',
-  'x-kubernetes-map-type',
-  'x-kubernetes-preserve-unknown-fields',
-  'x-kubernetes-embedded-resource',
-]) {
-  ajv.addKeyword({ keyword, schemaType: ['string', 'boolean', 'array', 'object'] });
+/**
+ * One Ajv per mode: with formats (date-time, byte, uri, int32, int64) checked, or without, for callers
+ * that only ever see objects the API server has just checked against the same schema.
+ */
+function makeAjv(validateFormats: boolean): Ajv {
+  const ajv = new Ajv({
+    allErrors: true,
+    strict: true,
+    strictTypes: false,
+    allowUnionTypes: true,
+    validateFormats,
+  });
+  addFormats(ajv, ['date-time', 'byte', 'uri']);
+  ajv.addFormat('int32', {
+    type: 'number',
+    validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31,
+  });
+  ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
+  for (const keyword of [
+    'x-kubernetes-validations',
+    'x-kubernetes-int-or-string',
+    'x-kubernetes-list-type',
+    'x-kubernetes-list-map-keys',
+    'x-kubernetes-map-type',
+    'x-kubernetes-preserve-unknown-fields',
+    'x-kubernetes-embedded-resource',
+  ]) {
+    ajv.addKeyword({ keyword, schemaType: ['string', 'boolean', 'array', 'object'] });
+  }
+  return ajv;
 }
+
+// Compiled on first use, per mode and kind.
+const modes = {
+  formats: { ajv: makeAjv(true), compiled: new WeakMap<object, ValidateFunction>() },
+  structure: { ajv: makeAjv(false), compiled: new WeakMap<object, ValidateFunction>() },
+};
 
 export interface FieldError {
   /** JSON-path-like location, e.g. `spec.maxUnavailable`. */
@@ -35,13 +54,12 @@ export interface FieldError {
 
 export type ValidationResult<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
 
-const compiled = new WeakMap<object, ValidateFunction>();
-
-function validatorFor(def: KindDefinition): ValidateFunction {
-  let fn = compiled.get(def.schema);
+function validatorFor(def: KindDefinition, formats: boolean): ValidateFunction {
+  const mode = formats ? modes.formats : modes.structure;
+  let fn = mode.compiled.get(def.schema);
   if (!fn) {
-    fn = ajv.compile(def.schema);
-    compiled.set(def.schema, fn);
+    fn = mode.ajv.compile(def.schema);
+    mode.compiled.set(def.schema, fn);
   }
   return fn;
 }
@@ -63,12 +81,21 @@ function decodePointer(seg: string): string {
   return seg.replace(/~1/g, '/').replace(/~0/g, '~');
 }
 
+export interface ValidateOptions {
+  /**
+   * Check string and number formats too (default). Without, types, required fields, enums, patterns
+   * and bounds are still checked: what a rule relies on to read the object safely.
+   */
+  formats?: boolean;
+}
+
 /** Validates an object against its kind's schema; errors name the field and what was expected. */
 export function validateObject<D extends KindDefinition>(
   def: D,
   value: unknown,
+  options: ValidateOptions = {},
 ): ValidationResult<ObjectOf<D>> {
-  const fn = validatorFor(def);
+  const fn = validatorFor(def, options.formats ?? true);
   if (fn(value)) return { ok: true, value: value as ObjectOf<D> };
   const seen = new Set<string>();
   const errors: FieldError[] = [];
