@@ -5,6 +5,7 @@ import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/se
 import { MetalError } from '../lib/errors.js';
 import { budgetConflict, Codes } from './codes.js';
 import {
+  BudgetBatches,
   createGrantor,
   dryRunOnCopies,
   grantDecision,
@@ -372,6 +373,58 @@ describe('reserveGrants with a copy known without a request (peek)', () => {
   });
 });
 
+describe('reservations batched per budget (one grantor)', () => {
+  // Every store call takes a macrotask, so calls made meanwhile queue up behind the write in flight.
+  const slow = () => new Promise<void>((resolve) => setTimeout(resolve, 5));
+
+  it('writes the calls that arrive during a write together, in one write', async () => {
+    const store = new MemoryBudgetStore([{ ref: FLEET, budget: sdb('fleet', 5) }], { yieldBetween: slow });
+    const grant = createGrantor(store, fast);
+    const results = await Promise.all([1, 2, 3].map((i) => grant(planFor(i), { dryRun: false })));
+    expect(results.map((r) => r.granted)).toEqual([true, true, true]);
+    expect(uids(store, FLEET)).toEqual(['uid-1', 'uid-2', 'uid-3']);
+    expect(store.writes).toBe(2); // the first alone, then the two that queued behind it
+    expect(store.conflicts).toBe(0);
+  });
+
+  it('admits in arrival order up to the limit and refuses the rest, on a fresh read', async () => {
+    const store = new MemoryBudgetStore([{ ref: FLEET, budget: sdb('fleet', 2) }], { yieldBetween: slow });
+    const grant = createGrantor(store, fast);
+    const results = await Promise.all([1, 2, 3, 4].map((i) => grant(planFor(i), { dryRun: false })));
+    expect(results.map((r) => r.granted)).toEqual([true, true, false, false]);
+    expect(results[3]).toMatchObject({ denial: { code: Codes.BUDGET_EXHAUSTED, ref: FLEET } });
+    expect(uids(store, FLEET)).toEqual(['uid-1', 'uid-2']);
+  });
+
+  it('judges the whole batch again after losing its write to another writer', async () => {
+    const store = new MemoryBudgetStore([{ ref: FLEET, budget: sdb('fleet', 2) }], { yieldBetween: slow });
+    let outside = true;
+    store.hooks.beforeReplace = (ref, st) => {
+      if (!outside) return;
+      outside = false; // another replica takes a slot just before our first write
+      st.put(ref, { ...sdb('fleet', 2), status: { observedGeneration: 1, grants: [ledger('uid-9')] } });
+    };
+    const grant = createGrantor(store, fast);
+    const results = await Promise.all([1, 2].map((i) => grant(planFor(i), { dryRun: false })));
+    expect(results.map((r) => r.granted)).toEqual([true, false]);
+    expect(results[0]).toMatchObject({ conflicts: 1 });
+    expect(uids(store, FLEET)).toEqual(['uid-1', 'uid-9']);
+  });
+
+  it('renews a held grant in the same write as the new ones', async () => {
+    const store = new MemoryBudgetStore([{ ref: FLEET, budget: sdb('fleet', 3) }], { yieldBetween: slow });
+    await reserveGrants(store, planFor(1), false, fast);
+    const grant = createGrantor(store, fast);
+    const results = await Promise.all([0, 1, 2].map((i) => grant(planFor(i), { dryRun: false })));
+    expect(results).toMatchObject([
+      { granted: true, written: [FLEET] },
+      { granted: true, alreadyHeld: [FLEET] },
+      { granted: true, written: [FLEET] },
+    ]);
+    expect(uids(store, FLEET)).toEqual(['uid-0', 'uid-1', 'uid-2']);
+  });
+});
+
 describe('releaseGrants', () => {
   it('removes only this maintenance’s entry and tolerates missing ones', async () => {
     const store = new MemoryBudgetStore([{ ref: FLEET, budget: sdb('fleet', 5) }]);
@@ -452,6 +505,31 @@ describe('grants under concurrency (in-memory store, every interleaving fast-che
         expect(winners).toHaveLength(1);
         for (const ref of [FLEET, RACKS, TENANT]) expect(uids(store, ref)).toEqual(winners);
       }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('never grants more than maxUnavailable with two replicas each batching its own calls', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.scheduler(),
+        fc.integer({ min: 1, max: 4 }),
+        fc.array(fc.boolean(), { minLength: 1, maxLength: 10 }),
+        async (s, k, replicaOf) => {
+          const store = new MemoryBudgetStore([{ ref: FLEET, budget: sdb('fleet', k) }], {
+            yieldBetween: () => s.schedule(Promise.resolve()),
+          });
+          const opts: GrantOptions = { ...fast, sleep: () => s.schedule(Promise.resolve()) };
+          const replicas = [new BudgetBatches(store), new BudgetBatches(store)];
+          const runs = replicaOf.map((second, i) =>
+            reserveGrants(store, planFor(i), false, opts, replicas[second ? 1 : 0]),
+          );
+          const results = await s.waitFor(Promise.all(runs));
+          const n = replicaOf.length;
+          expect(results.filter((r) => r.granted)).toHaveLength(Math.min(k, n));
+          expect(uids(store, FLEET)).toHaveLength(Math.min(k, n));
+        },
+      ),
       { numRuns: 150 },
     );
   });

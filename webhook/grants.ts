@@ -177,45 +177,6 @@ const storeDenial = (r: BudgetReservation, e: unknown): BudgetDenial => ({
   ref: r.ref,
 });
 
-/** The budget with this maintenance's ledger entry renewed (grantedAt = now). */
-function withRenewedGrant(budget: AnyBudget, uid: string, now: Date): AnyBudget {
-  const next = structuredClone(budget);
-  next.status = {
-    ...next.status,
-    grants: (next.status?.grants ?? []).map((g) =>
-      g.maintenanceUID === uid ? { ...g, grantedAt: now.toISOString() } : g,
-    ),
-  };
-  return next;
-}
-
-/** The budget with a new ledger entry for this maintenance. */
-function withNewGrant(budget: AnyBudget, plan: GrantPlan, r: BudgetReservation, now: Date): AnyBudget {
-  const next = structuredClone(budget);
-  next.status = { ...next.status, grants: [...(next.status?.grants ?? []), ledgerEntry(plan, r, now)] };
-  return next;
-}
-
-/** One compare-and-swap write: 'conflict' means re-read and try again (after backoff). */
-async function casWrite(
-  store: BudgetStore,
-  r: BudgetReservation,
-  next: AnyBudget,
-  run: Run,
-  attempt: number,
-): Promise<'ok' | 'conflict' | StepOutcome> {
-  try {
-    await store.replaceStatus(r.ref, next);
-    return 'ok';
-  } catch (e) {
-    if (!isConflictError(e)) return { kind: 'denied', denial: storeDenial(r, e) };
-    run.attemptsCount.conflicts++;
-    run.o.onConflict?.(r.ref);
-    await run.backoff(r.ref, attempt);
-    return 'conflict';
-  }
-}
-
 /** A fresh read of the budget, or the denial its failure becomes. */
 async function readBudget(
   store: BudgetStore,
@@ -240,63 +201,174 @@ function roomIn(budget: AnyBudget, plan: GrantPlan, r: BudgetReservation, finish
   });
 }
 
-/**
- * Writes this maintenance's ledger entry into a budget that has room for it. A held grant is renewed
- * by compare-and-swap rather than trusted as read: the budget controller may be expiring it by TTL
- * right now, and its removal is a CAS too, so exactly one of the two writes wins and the loser re-reads
- * (an expired entry is then granted afresh).
- */
-async function takeRoom(
-  store: BudgetStore,
-  plan: GrantPlan,
-  r: BudgetReservation,
-  budget: AnyBudget,
-  held: boolean,
-  run: Run,
-  attempt: number,
-): Promise<StepOutcome | 'conflict'> {
-  const now = run.o.clock();
-  const next = held
-    ? withRenewedGrant(budget, plan.maintenance.uid, now)
-    : withNewGrant(budget, plan, r, now);
-  const outcome = await casWrite(store, r, next, run, attempt);
-  return outcome === 'ok' ? { kind: held ? 'held' : 'written' } : outcome;
+/** A verdict of checkRoom as the step it is: refused, already held, or to be written. */
+function stepFor(room: ReturnType<typeof checkRoom>, r: BudgetReservation): StepOutcome {
+  if (room.kind !== 'denied') return { kind: room.kind === 'present' ? 'held' : 'written' };
+  const { kind: _k, ...denial } = room;
+  return { kind: 'denied', denial: { ...denial, ref: r.ref } };
 }
 
-/** Reserves (or, in a dry run, only checks) room in one budget. */
-async function reserveOne(
+/** A dry run's look at one budget: the cached copy when it admits, else a fresh read decides. */
+async function checkOne(
   store: BudgetStore,
   plan: GrantPlan,
   r: BudgetReservation,
   run: Run,
-  dryRun: boolean,
   finished: ReadonlySet<string>,
 ): Promise<StepOutcome> {
-  // The first look may use a copy known without a request; anything it would refuse, or a write it
-  // loses, is decided again on a fresh read.
-  let peeked = store.peek?.(r.ref);
-  for (let attempt = 0; attempt < run.o.maxAttempts; attempt++) {
-    if (attempt > 0 && run.expired()) break;
+  const copy = store.peek?.(r.ref);
+  if (copy) {
     run.attemptsCount.attempts++;
-    const fresh = !peeked;
-    const read = peeked ? { budget: peeked } : await readBudget(store, r);
-    peeked = undefined;
-    if ('denied' in read) return read.denied;
-    const budget = read.budget;
-    // Deleted since the cache saw it: it selects nothing any more.
-    if (!budget) return { kind: 'gone' };
-    const room = roomIn(budget, plan, r, finished);
-    if (room.kind === 'denied') {
-      if (!fresh) continue; // refused on a copy that may be stale: read it and decide again
-      const { kind: _k, ...denial } = room;
-      return { kind: 'denied', denial: { ...denial, ref: r.ref } };
-    }
-    const held = room.kind === 'present';
-    if (dryRun) return { kind: held ? 'held' : 'written' };
-    const outcome = await takeRoom(store, plan, r, budget, held, run, attempt);
-    if (outcome !== 'conflict') return outcome;
+    const step = stepFor(roomIn(copy, plan, r, finished), r);
+    if (step.kind !== 'denied') return step;
   }
-  return { kind: 'denied', denial: conflictDenial(r, run.o.maxAttempts) };
+  run.attemptsCount.attempts++;
+  const read = await readBudget(store, r);
+  if ('denied' in read) return read.denied;
+  return read.budget ? stepFor(roomIn(read.budget, plan, r, finished), r) : { kind: 'gone' };
+}
+
+/** One reservation waiting for its budget's next write. */
+interface Reservation {
+  plan: GrantPlan;
+  r: BudgetReservation;
+  finished: ReadonlySet<string>;
+  run: Run;
+  resolve: (outcome: StepOutcome) => void;
+}
+
+/**
+ * The ledger a batch leaves: each reservation judged in arrival order on the ledger as the ones before
+ * it left it (new entries appended, held ones renewed). Undefined when a reservation is refused on a
+ * copy that is not fresh: a fresh read must decide a refusal. `next` is unset when nothing changes.
+ */
+function judgeBatch(
+  budget: AnyBudget,
+  batch: readonly Reservation[],
+  now: Date,
+  fresh: boolean,
+): { steps: StepOutcome[]; next?: AnyBudget } | undefined {
+  const next = structuredClone(budget);
+  const grants = [...(next.status?.grants ?? [])];
+  next.status = { ...next.status, grants };
+  const steps: StepOutcome[] = [];
+  for (const p of batch) {
+    const step = stepFor(roomIn(next, p.plan, p.r, p.finished), p.r);
+    if (step.kind === 'denied' && !fresh) return undefined;
+    steps.push(step);
+    const uid = p.plan.maintenance.uid;
+    // A held grant is renewed by compare-and-swap rather than trusted as read: the budget controller
+    // may be expiring it by TTL right now, and its removal is a CAS too, so exactly one of the two
+    // writes wins and the loser re-reads (an expired entry is then granted afresh).
+    if (step.kind === 'held') {
+      const i = grants.findIndex((g) => g.maintenanceUID === uid);
+      grants[i] = { ...grants[i]!, grantedAt: now.toISOString() };
+    }
+    if (step.kind === 'written') grants.push(ledgerEntry(p.plan, p.r, now));
+  }
+  return steps.some((x) => x.kind !== 'denied') ? { steps, next } : { steps };
+}
+
+/** Writes a judged batch's ledger (when it changed): its steps, or 'conflict' for a stale read. */
+async function commit(
+  store: BudgetStore,
+  batch: readonly Reservation[],
+  judged: { steps: StepOutcome[]; next?: AnyBudget },
+): Promise<StepOutcome[] | 'conflict'> {
+  if (!judged.next) return judged.steps;
+  try {
+    await store.replaceStatus(batch[0]!.r.ref, judged.next);
+    return judged.steps;
+  } catch (e) {
+    if (isConflictError(e)) return 'conflict';
+    return judged.steps.map((x, i) =>
+      x.kind === 'denied' ? x : { kind: 'denied', denial: storeDenial(batch[i]!.r, e) },
+    );
+  }
+}
+
+/**
+ * Takes room in one budget for a batch of reservations, by compare-and-swap: read (the cached copy
+ * first), judge every reservation, write the ledger once; on a lost write read again and judge again.
+ * The write carries every entry or none, so the ledger stays a serial history: each entry appended
+ * after checking all the entries before it.
+ */
+async function writeBatch(store: BudgetStore, batch: readonly Reservation[]): Promise<StepOutcome[]> {
+  const first = batch[0]!; // the oldest: its deadline bounds the batch; options are the grantor's
+  const { ref } = first.r;
+  const o = first.run.o;
+  const each = (f: (p: Reservation) => StepOutcome) => batch.map(f);
+  let copy = store.peek?.(ref);
+  for (let attempt = 0; attempt < o.maxAttempts; attempt++) {
+    if (attempt > 0 && first.run.expired()) break;
+    for (const p of batch) p.run.attemptsCount.attempts++;
+    const fresh = !copy;
+    let budget: AnyBudget | undefined;
+    try {
+      budget = copy ?? (await store.get(ref));
+    } catch (e) {
+      return each((p) => ({ kind: 'denied', denial: storeDenial(p.r, e) }));
+    }
+    copy = undefined;
+    // Deleted since the cache saw it: it selects nothing any more.
+    if (!budget) return each(() => ({ kind: 'gone' }));
+    const judged = judgeBatch(budget, batch, o.clock(), fresh);
+    if (!judged) continue; // refused on a copy that may be stale: read it and decide again
+    const written = await commit(store, batch, judged);
+    if (written !== 'conflict') return written;
+    // The write was the batch's: counted once, on the oldest call (metrics count refused writes).
+    first.run.attemptsCount.conflicts++;
+    o.onConflict?.(ref);
+    await first.run.backoff(ref, attempt);
+  }
+  return each((p) => ({ kind: 'denied', denial: conflictDenial(p.r, o.maxAttempts) }));
+}
+
+/**
+ * Reservations batched per budget: those that arrive while a budget's write is in flight go into its
+ * next write together. When a rack's maintenances all end at once, fifty admissions otherwise took
+ * turns at one compare-and-swap, each losing to the others several times before it won, and the freed
+ * slots stayed empty meanwhile (bench:rollout). One per grantor (per webhook replica); replicas still
+ * meet at the compare-and-swap.
+ */
+export class BudgetBatches {
+  readonly #store: BudgetStore;
+  readonly #queues = new Map<string, Reservation[]>();
+
+  constructor(store: BudgetStore) {
+    this.#store = store;
+  }
+
+  reserve(
+    plan: GrantPlan,
+    r: BudgetReservation,
+    run: Run,
+    finished: ReadonlySet<string>,
+  ): Promise<StepOutcome> {
+    return new Promise((resolve) => {
+      const key = refKey(r.ref);
+      const waiting = this.#queues.get(key);
+      if (waiting) return waiting.push({ plan, r, run, finished, resolve });
+      this.#queues.set(key, [{ plan, r, run, finished, resolve }]);
+      void this.#drain(key);
+    });
+  }
+
+  /** Writes what waits for the budget, batch after batch, until nothing does. */
+  async #drain(key: string): Promise<void> {
+    for (;;) {
+      const batch = this.#queues.get(key) ?? [];
+      if (batch.length === 0) {
+        this.#queues.delete(key);
+        return;
+      }
+      this.#queues.set(key, []);
+      const steps = await writeBatch(this.#store, batch).catch((e: unknown) =>
+        batch.map((p): StepOutcome => ({ kind: 'denied', denial: storeDenial(p.r, e) })),
+      );
+      batch.forEach((p, i) => p.resolve(steps[i]!));
+    }
+  }
 }
 
 /** Removes this maintenance's grant from one budget, retrying on conflict. True when it is gone. */
@@ -341,20 +413,24 @@ export async function releaseGrants(
  * released when a later budget refuses (a release that fails is left to the budget controller's TTL).
  * Idempotent: a budget whose ledger already holds this maintenance uid counts as reserved; its entry's
  * grantedAt is renewed by compare-and-swap, so a concurrent TTL expiry cannot leave an admitted
- * maintenance without a ledger entry. Dry run: checks room, writes nothing.
+ * maintenance without a ledger entry. Dry run: checks room, writes nothing. Without `batches`, this
+ * call's writes are its own.
  */
 export async function reserveGrants(
   store: BudgetStore,
   plan: GrantPlan,
   dryRun: boolean,
   options: GrantOptions = {},
+  batches: BudgetBatches = new BudgetBatches(store),
 ): Promise<GrantResult> {
   const run = new Run(options);
   const written: BudgetRef[] = [];
   const alreadyHeld: BudgetRef[] = [];
   const finished = new Set(plan.finishedOnServer);
   for (const r of plan.reservations) {
-    const outcome = await reserveOne(store, plan, r, run, dryRun, finished);
+    const outcome = dryRun
+      ? await checkOne(store, plan, r, run, finished)
+      : await batches.reserve(plan, r, run, finished);
     if (outcome.kind === 'denied') {
       // Renewed grants go too: this maintenance is not InMaintenance (else no eviction review would
       // ask), so a grant kept for it would only hold a slot others could use.
@@ -400,8 +476,10 @@ export function dryRunOnCopies(store: BudgetStore, plan: GrantPlan): GrantResult
 
 /** A GrantFunction bound to a store and options, for the server's dependency injection. */
 export function createGrantor(store: BudgetStore, options: GrantOptions = {}): GrantFunction {
+  const batches = new BudgetBatches(store);
   return Object.assign(
-    (plan: GrantPlan, { dryRun }: { dryRun: boolean }) => reserveGrants(store, plan, dryRun, options),
+    (plan: GrantPlan, { dryRun }: { dryRun: boolean }) =>
+      reserveGrants(store, plan, dryRun, options, batches),
     { dryRunOnCopies: (plan: GrantPlan) => dryRunOnCopies(store, plan) },
   );
 }
