@@ -169,10 +169,9 @@ const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 function breakdown(w: FleetWatch, sim: FleetSimulator, k: number, t0: number, makespanMs: number): string[] {
   const rs = [...w.records.values()].filter((r) => r.inMaintenanceAt && r.deletedAt);
   // The ideal schedule starts the first K at once; how long ours took to fill the budget is idle slot time.
-  const firstWave = rs
-    .map((r) => r.inMaintenanceAt! - t0)
-    .sort((a, b) => a - b)
-    .slice(0, k);
+  const wave = [...rs].sort((a, b) => a.inMaintenanceAt! - b.inMaintenanceAt!).slice(0, k);
+  const firstWave = wave.map((r) => r.inMaintenanceAt! - t0);
+  const approved = wave.filter((r) => r.approvedAt);
   const ready = rs.filter((r) => r.readyAt).map((r) => r.readyAt! - r.inMaintenanceAt!);
   const hold = rs.filter((r) => r.readyAt && r.deletingAt).map((r) => r.deletingAt! - r.readyAt!);
   const cleanup = rs.filter((r) => r.deletingAt).map((r) => r.deletedAt! - r.deletingAt!);
@@ -187,6 +186,8 @@ function breakdown(w: FleetWatch, sim: FleetSimulator, k: number, t0: number, ma
     `  slot idle per maintenance (refill)     ${seconds(idle)} mean over ${k} slots`,
     `    of which filling the first wave      ${seconds(firstWave.at(-1) ?? NaN)} until all ${k} ran ` +
       `(${seconds(mean(firstWave))} mean after the first create)`,
+    `      created -> approved                ${seconds(mean(approved.map((r) => r.approvedAt! - r.createdAt)))} mean`,
+    `      approved -> InMaintenance          ${seconds(mean(approved.map((r) => r.inMaintenanceAt! - r.approvedAt!)))} mean`,
   ];
 }
 

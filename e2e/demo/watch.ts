@@ -29,6 +29,8 @@ export interface MaintenanceRecord {
   createdAt: number;
   states: string[];
   approvalSource?: string;
+  /** When its approval (status.approval) was first seen. */
+  approvedAt?: number;
   /** Reasons it was held back (Admitted=False), e.g. BudgetExhausted, each counted once per record. */
   waitedFor: Set<string>;
   inMaintenanceAt?: number;
@@ -131,7 +133,10 @@ function noteStatus(
   status: NonNullable<ServerMaintenance['status']>,
   now: number,
 ): void {
-  if (status.approval) r.approvalSource = status.approval.source;
+  if (status.approval) {
+    r.approvalSource = status.approval.source;
+    r.approvedAt ??= now;
+  }
   for (const c of status.conditions ?? []) {
     if (c.type === 'Ready' && c.status === 'True') r.readyAt ??= now;
     if (c.type === 'Admitted' && c.status === 'False') r.waitedFor.add(c.reason);
