@@ -152,32 +152,42 @@ export function fullBudget(
   return undefined;
 }
 
-/** The budget as a FullBudget when it has no room for the server's domain (see fullBudget). */
-function noRoom(
+/**
+ * A fleet budget's count in the server's domain: in use (what the budget controller last counted
+ * unavailable, plus the grants written since) and allowed. Undefined when the budget does not hold
+ * the server back: it holds this maintenance's grant already, or has not counted the domain yet.
+ */
+function domainCount(
   b: FleetBudgetLike,
   labels: Record<string, string> | undefined,
   maintenanceUID: string,
-): FullBudget | undefined {
+): { domain: string; inUse: number; allowed: number; expected: number } | undefined {
   const grants = b.status?.grants ?? [];
   if (grants.some((g) => g.maintenanceUID === maintenanceUID)) return undefined;
   const domain = b.spec.topologyKey ? (labels?.[b.spec.topologyKey] ?? '') : '';
   const d = b.status?.domains?.find((x) => x.name === domain);
   if (!d) return undefined;
   const expected = d.expected ?? 0;
-  const allowed = maxAllowedUnavailable(b.spec.maxUnavailable, expected);
   const held = grants.filter((g) => (g.domain ?? '') === domain).length;
-  const inUse = (d.unavailable ?? 0) + held - (d.granted ?? 0);
-  const paused = b.spec.paused === true;
-  if (!paused && inUse + 1 <= allowed) return undefined;
   return {
-    name: b.metadata.name ?? '',
     domain,
-    paused,
-    inUse,
-    allowed,
     expected,
-    maxUnavailable: b.spec.maxUnavailable,
+    allowed: maxAllowedUnavailable(b.spec.maxUnavailable, expected),
+    inUse: (d.unavailable ?? 0) + held - (d.granted ?? 0),
   };
+}
+
+/** The budget as a FullBudget when it has no room for the server's domain (see fullBudget). */
+function noRoom(
+  b: FleetBudgetLike,
+  labels: Record<string, string> | undefined,
+  maintenanceUID: string,
+): FullBudget | undefined {
+  const count = domainCount(b, labels, maintenanceUID);
+  if (!count) return undefined;
+  const paused = b.spec.paused === true;
+  if (!paused && count.inUse + 1 <= count.allowed) return undefined;
+  return { name: b.metadata.name ?? '', paused, maxUnavailable: b.spec.maxUnavailable, ...count };
 }
 
 /** The waiting message for a held-back attempt, worded like the webhook's refusal. */
