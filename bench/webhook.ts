@@ -4,8 +4,9 @@
 //
 // Two HTTPS servers with the same certificate in this process: the webhook (createWebhookServer over an
 // InformerWorld holding 10,000 Servers and 10,000 ServerClaims, a MemoryBudgetStore whose first look
-// at a budget is the informer's copy as in the binary, the default policy, an info-level logger) and a bare fastify endpoint answering a fixed "allowed" AdmissionReview (the
-// limit: TLS, HTTP and JSON parsing, no decision). A load generator (undici, in its own process) sends
+// at a budget is the informer's copy as in the binary, the default policy, an info-level logger) and a
+// bare fastify endpoint answering a fixed "allowed" AdmissionReview (the limit: TLS, HTTP and JSON
+// parsing, no decision). A load generator (undici, in its own process) sends
 // realistic AdmissionReviews in equal shares: placement allow (bind a claim to a free Server), placement
 // deny (bind to a cordoned Server), eviction dry-run (a ServerMaintenance status write to InMaintenance
 // under a fleet, a per-rack and a tenant budget). Measured:

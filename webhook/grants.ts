@@ -5,6 +5,7 @@
 // port, so the algorithm runs the same against the API server and against the in-memory store in tests.
 import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
+import { Batcher } from '../lib/batcher.js';
 import { errorMessage, isMetalError } from '../lib/errors.js';
 import { Codes, type Code } from './codes.js';
 import { allow, deny, type Decision } from './decision.js';
@@ -234,7 +235,6 @@ interface Reservation {
   r: BudgetReservation;
   finished: ReadonlySet<string>;
   run: Run;
-  resolve: (outcome: StepOutcome) => void;
 }
 
 /**
@@ -333,7 +333,8 @@ async function writeBatch(store: BudgetStore, batch: readonly Reservation[]): Pr
  */
 export class BudgetBatches {
   readonly #store: BudgetStore;
-  readonly #queues = new Map<string, Reservation[]>();
+  /** One batcher per budget (a few small objects per budget ever reserved on). */
+  readonly #budgets = new Map<string, Batcher<Reservation, StepOutcome>>();
 
   constructor(store: BudgetStore) {
     this.#store = store;
@@ -345,29 +346,17 @@ export class BudgetBatches {
     run: Run,
     finished: ReadonlySet<string>,
   ): Promise<StepOutcome> {
-    return new Promise((resolve) => {
-      const key = refKey(r.ref);
-      const waiting = this.#queues.get(key);
-      if (waiting) return waiting.push({ plan, r, run, finished, resolve });
-      this.#queues.set(key, [{ plan, r, run, finished, resolve }]);
-      void this.#drain(key);
-    });
-  }
-
-  /** Writes what waits for the budget, batch after batch, until nothing does. */
-  async #drain(key: string): Promise<void> {
-    for (;;) {
-      const batch = this.#queues.get(key) ?? [];
-      if (batch.length === 0) {
-        this.#queues.delete(key);
-        return;
-      }
-      this.#queues.set(key, []);
-      const steps = await writeBatch(this.#store, batch).catch((e: unknown) =>
-        batch.map((p): StepOutcome => ({ kind: 'denied', denial: storeDenial(p.r, e) })),
+    const key = refKey(r.ref);
+    let batcher = this.#budgets.get(key);
+    if (!batcher) {
+      batcher = new Batcher((batch) =>
+        writeBatch(this.#store, batch).catch((e: unknown) =>
+          batch.map((p): StepOutcome => ({ kind: 'denied', denial: storeDenial(p.r, e) })),
+        ),
       );
-      batch.forEach((p, i) => p.resolve(steps[i]!));
+      this.#budgets.set(key, batcher);
     }
+    return batcher.submit({ plan, r, run, finished });
   }
 }
 

@@ -27,6 +27,7 @@ import { BOOT_MAINTENANCE_UID_LABEL } from '../boot/from-maintenance.js';
 import { WriteOverlay } from '../shared/overlay.js';
 import { admissionDenial, type AdmissionDenial } from '../shared/denial.js';
 import { Codes } from '../../webhook/codes.js';
+import { refKey } from '../../webhook/grants.js';
 import {
   addFinalizer,
   applyOwned,
@@ -106,10 +107,6 @@ const grantIndex = (b: AnyBudget) => (b.status?.grants ?? []).map((g) => g.maint
 
 /** A maintenance whose next step a slot waits for: running, or deleted and being undone. */
 const runsOrUndoes = (m: ServerMaintenance) => isDeleting(m) || stateOf(m) === 'InMaintenance';
-
-/** One key per budget, for the releasers: kind, namespace ("" for the cluster-scoped kind), name. */
-const budgetKey = (kind: BudgetRef['kind'], namespace: string | undefined, name: string | undefined) =>
-  `${kind}/${namespace ?? ''}/${name ?? ''}`;
 
 export class MaintenanceReconciler {
   readonly #mgr: Manager;
@@ -230,7 +227,9 @@ export class MaintenanceReconciler {
         update: (o, b) => onBudget(o, b),
         delete: (b) => {
           const kind = 'serverSelector' in b.spec ? 'ServerDisruptionBudget' : 'ServerClaimDisruptionBudget';
-          this.#releasers.delete(budgetKey(kind, b.metadata.namespace, b.metadata.name));
+          this.#releasers.delete(
+            refKey({ kind, namespace: b.metadata.namespace, name: b.metadata.name ?? '' }),
+          );
           onBudget(b, undefined);
         },
       });
@@ -468,7 +467,7 @@ export class MaintenanceReconciler {
 
   /** The batching releaser of one budget's ledger (see releaser.ts). */
   #releaserOf(ref: BudgetRef): LedgerReleaser<AnyBudget> {
-    const key = budgetKey(ref.kind, ref.namespace, ref.name);
+    const key = refKey(ref);
     let releaser = this.#releasers.get(key);
     if (releaser) return releaser;
     const fleet = ref.kind === 'ServerDisruptionBudget';

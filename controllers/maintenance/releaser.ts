@@ -6,6 +6,7 @@
 // meanwhile. Here one loop per budget writes every release that is waiting, in one write, and after a
 // lost write reads again at once.
 import { isConflict, isNotFound } from '../../lib/kube/errors.js';
+import { Batcher } from '../../lib/batcher.js';
 import { fresher } from '../../lib/kube/resources.js';
 
 interface LedgerBudget {
@@ -30,18 +31,14 @@ export interface ReleaseOptions {
   onConflict?: () => void;
 }
 
-interface Waiter {
-  uid: string;
-  resolve: (released: boolean) => void;
-  reject: (e: unknown) => void;
-}
-
 /** One budget's releases: whatever is waiting when a write starts goes into that write. */
 export class LedgerReleaser<B extends LedgerBudget> {
   readonly #store: LedgerStore<B>;
   readonly #o: Required<Omit<ReleaseOptions, 'onConflict'>> & Pick<ReleaseOptions, 'onConflict'>;
-  #waiting: Waiter[] = [];
-  #running = false;
+  readonly #batches = new Batcher<string, boolean>(async (uids) => {
+    const removed = await this.#writeBatch(new Set(uids));
+    return uids.map((uid) => removed.has(uid));
+  });
   /** What our last write returned: newer than the cache until its event arrives. */
   #last: B | undefined;
 
@@ -52,28 +49,7 @@ export class LedgerReleaser<B extends LedgerBudget> {
 
   /** Resolves true once this write removed the entry, false when it was not (or no longer) there. */
   release(uid: string): Promise<boolean> {
-    return new Promise((resolve, reject) => {
-      this.#waiting.push({ uid, resolve, reject });
-      if (!this.#running) void this.#drain();
-    });
-  }
-
-  async #drain(): Promise<void> {
-    this.#running = true;
-    try {
-      while (this.#waiting.length > 0) {
-        const batch = this.#waiting;
-        this.#waiting = [];
-        try {
-          const removed = await this.#writeBatch(new Set(batch.map((w) => w.uid)));
-          for (const w of batch) w.resolve(removed.has(w.uid));
-        } catch (e) {
-          for (const w of batch) w.reject(e);
-        }
-      }
-    } finally {
-      this.#running = false;
-    }
+    return this.#batches.submit(uid);
   }
 
   #start(): B | undefined {

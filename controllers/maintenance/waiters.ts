@@ -7,6 +7,7 @@ import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermai
 import type { LabelSelector } from '../../api/schema/common.js';
 import { maxAllowedUnavailable } from '../../webhook/rules/eviction.js';
 import { matchesSelector } from '../../webhook/selectors.js';
+import { domainOf } from '../../webhook/world.js';
 import { compareQueueKeys, queueKey, type QueueKey } from './queue.js';
 
 export class BudgetWaiters {
@@ -164,7 +165,7 @@ function domainCount(
 ): { domain: string; inUse: number; allowed: number; expected: number } | undefined {
   const grants = b.status?.grants ?? [];
   if (grants.some((g) => g.maintenanceUID === maintenanceUID)) return undefined;
-  const domain = b.spec.topologyKey ? (labels?.[b.spec.topologyKey] ?? '') : '';
+  const domain = domainOf({ metadata: { labels } }, b.spec.topologyKey);
   const d = b.status?.domains?.find((x) => x.name === domain);
   if (!d) return undefined;
   const expected = d.expected ?? 0;
