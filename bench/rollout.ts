@@ -12,7 +12,7 @@
 // 4. More servers and claims until --scale of each exist; once every controller's cache holds them,
 //    each controller's peak RSS (VmHWM from /proc/<pid>/status).
 // The last line printed is one JSON object.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
@@ -38,8 +38,16 @@ const o = new Command()
   .option('--hold <duration>', 'how long the simulated actor holds each maintenance (T)', '10s')
   .option('--scale <n>', 'servers and claims cached for the memory measurement', int, 10_000)
   .option('--webhook-replicas <n>', 'webhook replicas', int, 2)
+  .option('--records <file>', "write each maintenance's timeline (as the watch saw it) to this JSON file")
   .parse()
-  .opts<{ servers: number; budget: number; hold: string; scale: number; webhookReplicas: number }>();
+  .opts<{
+    servers: number;
+    budget: number;
+    hold: string;
+    scale: number;
+    webhookReplicas: number;
+    records?: string;
+  }>();
 
 const holdMs = parseDuration(o.hold);
 if (holdMs === undefined) throw new Error(`--hold ${o.hold}: not a duration`);
@@ -160,6 +168,7 @@ async function work(stack: Stack): Promise<Record<string, Work>> {
 }
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
 /**
@@ -177,6 +186,12 @@ function breakdown(w: FleetWatch, sim: FleetSimulator, k: number, t0: number, ma
   const cleanup = rs.filter((r) => r.deletingAt).map((r) => r.deletedAt! - r.deletingAt!);
   const occupied = rs.reduce((a, r) => a + (r.deletedAt! - r.inMaintenanceAt!), 0);
   const idle = (k * makespanMs - occupied) / Math.max(1, rs.length);
+  // A refill, slot by slot: the i-th release makes room for the (K+i)-th grant.
+  const releases = rs.filter((r) => r.releasedAt).sort((a, b) => a.releasedAt! - b.releasedAt!);
+  const grants = rs.filter((r) => r.grantedAt).sort((a, b) => a.grantedAt! - b.grantedAt!);
+  const nextGrant = releases
+    .map((r, i) => (grants[k + i]?.grantedAt ?? NaN) - r.releasedAt!)
+    .filter((x) => !Number.isNaN(x));
   return [
     `  InMaintenance -> Ready (taint, park)   ${seconds(mean(ready))} mean`,
     `    of which the simulator's park        ${seconds(mean(sim.stats.parkMs))} mean (request seen -> parked)`,
@@ -184,6 +199,9 @@ function breakdown(w: FleetWatch, sim: FleetSimulator, k: number, t0: number, ma
     `  delete -> gone (finalizer)             ${seconds(mean(cleanup))} mean`,
     `    of which the simulator's unpark      ${seconds(mean(sim.stats.unparkMs))} mean`,
     `  slot idle per maintenance (refill)     ${seconds(idle)} mean over ${k} slots`,
+    `    gone -> grant released (ledger)      ${seconds(mean(releases.map((r) => r.releasedAt! - r.deletedAt!)))} mean`,
+    `    release -> next grant                ${seconds(mean(nextGrant))} mean, ${seconds(median(nextGrant))} median`,
+    `    grant -> InMaintenance               ${seconds(mean(grants.filter((r) => r.inMaintenanceAt).map((r) => r.inMaintenanceAt! - r.grantedAt!)))} mean`,
     `    of which filling the first wave      ${seconds(firstWave.at(-1) ?? NaN)} until all ${k} ran ` +
       `(${seconds(mean(firstWave))} mean after the first create)`,
     `      created -> approved                ${seconds(mean(approved.map((r) => r.approvedAt! - r.createdAt)))} mean`,
@@ -235,7 +253,7 @@ try {
     timings: { discoveryMs: 0, powerMs: 0 },
     actor: { holdMs },
   });
-  watch = new FleetWatch(admin, { labelSelector: `${FLEET_LABEL}=rollout` });
+  watch = new FleetWatch(admin, { labelSelector: `${FLEET_LABEL}=rollout`, budgets: true });
   await Promise.all([sim.start(), watch.start()]);
 
   const maintenances = admin.resource<ServerMaintenance>(resourceOf(ServerMaintenanceKind));
@@ -287,6 +305,11 @@ try {
     `rollout ${completed ? 'done' : `stopped at ${done}/${o.servers}`}: makespan ${(makespanMs / 1000).toFixed(1)} s, ideal ${(idealMs / 1000).toFixed(1)} s, peak in maintenance ${peak}/${o.budget}`,
   );
   const slots = breakdown(w, sim, o.budget, t0, makespanMs);
+  if (o.records)
+    writeFileSync(
+      o.records,
+      JSON.stringify([...w.records.values()].map((r) => ({ ...r, waitedFor: [...r.waitedFor] }))),
+    );
   const did = await work(stack);
   const loadAfterRollout = loadavg().map((x) => Math.round(x * 100) / 100);
   await sim.stop();

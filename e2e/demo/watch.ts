@@ -39,6 +39,9 @@ export interface MaintenanceRecord {
   /** When the deletion was first seen (deletionTimestamp), and when the object was gone. */
   deletingAt?: number;
   deletedAt?: number;
+  /** When its entry was first seen in, and then gone from, a ServerDisruptionBudget's ledger. */
+  grantedAt?: number;
+  releasedAt?: number;
 }
 
 export interface BudgetPeak {
@@ -148,6 +151,8 @@ export interface FleetWatchOptions {
   labelSelector?: string;
   /** Keep claims and budgets in the cache too (the demo); the benchmark needs only servers and maintenances. */
   full?: boolean;
+  /** Keep the ServerDisruptionBudgets (without claims), to time ledger grants and releases. */
+  budgets?: boolean;
   /** Keep a trace of every maintenance and budget event. */
   trace?: boolean;
 }
@@ -163,6 +168,7 @@ export class FleetWatch {
   /** Called on every change (the display redraws from it). */
   onChange: (() => void) | undefined;
   readonly #domainSize = new Map<string, number>();
+  readonly #keyOfUid = new Map<string, string>();
   /** With `trace`, every maintenance and budget event in arrival order (for debugging the checker). */
   readonly trace: unknown[] | undefined;
 
@@ -171,13 +177,14 @@ export class FleetWatch {
       labelSelector: o.labelSelector,
     });
     this.maintenances = new Informer<ServerMaintenance>(client.resource(resourceOf(ServerMaintenanceKind)));
+    if (o.full || o.budgets)
+      this.serverBudgets = new Informer<ServerDisruptionBudget>(
+        client.resource(resourceOf(ServerDisruptionBudgetKind)),
+      );
     if (o.full) {
       this.claims = new Informer<ServerClaim>(client.resource(resourceOf(ServerClaimKind)), {
         labelSelector: o.labelSelector,
       });
-      this.serverBudgets = new Informer<ServerDisruptionBudget>(
-        client.resource(resourceOf(ServerDisruptionBudgetKind)),
-      );
       this.claimBudgets = new Informer<ServerClaimDisruptionBudget>(
         client.resource(resourceOf(ServerClaimDisruptionBudgetKind)),
       );
@@ -185,8 +192,8 @@ export class FleetWatch {
     const changed = () => this.onChange?.();
     if (o.trace) this.trace = [];
     this.serverBudgets?.on({
-      add: (b) => this.#traceBudget(b),
-      update: (_o, b) => this.#traceBudget(b),
+      add: (b) => this.#onBudget(undefined, b),
+      update: (before, b) => this.#onBudget(before, b),
     });
     this.maintenances.on({
       add: (m) => this.#record(m, false),
@@ -225,6 +232,23 @@ export class FleetWatch {
     ) as unknown as Informer<never>[];
   }
 
+  #onBudget(before: ServerDisruptionBudget | undefined, b: ServerDisruptionBudget): void {
+    this.#traceBudget(b);
+    const now = Date.now();
+    const uids = (x: ServerDisruptionBudget | undefined) =>
+      new Set((x?.status?.grants ?? []).map((g) => g.maintenanceUID));
+    const [was, is] = [uids(before), uids(b)];
+    for (const uid of is) if (!was.has(uid)) this.#byUid(uid, (r) => (r.grantedAt ??= now));
+    for (const uid of was) if (!is.has(uid)) this.#byUid(uid, (r) => (r.releasedAt ??= now));
+  }
+
+  /** The record of a maintenance by uid (ledger entries name the uid only). */
+  #byUid(uid: string, f: (r: MaintenanceRecord) => void): void {
+    const key = this.#keyOfUid.get(uid);
+    const r = key ? this.records.get(key) : undefined;
+    if (r) f(r);
+  }
+
   #traceBudget(b: ServerDisruptionBudget): void {
     this.trace?.push({
       t: Date.now(),
@@ -246,6 +270,7 @@ export class FleetWatch {
       state: state ?? 'GONE',
       deleting: !!m.metadata.deletionTimestamp,
     });
+    if (m.metadata.uid) this.#keyOfUid.set(m.metadata.uid, key);
     let r = this.records.get(key);
     if (!r) {
       r = { key, server: m.spec.serverRef.name, createdAt: now, states: [], waitedFor: new Set() };
