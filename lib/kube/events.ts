@@ -1,7 +1,9 @@
 // Kubernetes Events (events.k8s.io/v1) for the objects our controllers act on, so
 // `kubectl describe` tells an operator what happened and why. Repeats of the same event on the
 // same object within the series window update one Event's series count instead of creating new
-// ones, and recording never blocks or fails a reconcile.
+// ones, and recording never blocks or fails a reconcile. Events are written a few at a time: no
+// decision waits for them, and a burst of them (a wave of maintenances ending together) would
+// otherwise compete at the API server with the writes that the next maintenances do wait for.
 import { createHash } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { KubeObject } from '../../api/schema/meta.js';
@@ -41,24 +43,35 @@ export interface EventRecorderOptions {
   logger?: Logger;
   /** Same object+reason+note within this window updates the series instead of a new Event. */
   seriesWindowMs?: number;
-  /** Events written at once; beyond this new ones are dropped (and counted). */
+  /** Events written at once; the others wait their turn (eventTime is when they were recorded). */
   maxInFlight?: number;
+  /** Events waiting their turn; beyond this new ones are dropped (and counted). */
+  maxQueued?: number;
+}
+
+interface SeriesEntry {
+  name: string;
+  namespace: string;
+  count: number;
+  firstAt: number;
+  writing: boolean;
 }
 
 export class EventRecorder {
   readonly #events: ResourceClient<KubeEvent>;
   readonly #o: Required<Omit<EventRecorderOptions, 'client'>>;
-  readonly #recent = new Map<
-    string,
-    { name: string; namespace: string; count: number; firstAt: number; writing: boolean }
-  >();
+  readonly #recent = new Map<string, SeriesEntry>();
   readonly #log: Logger;
+  readonly #waiting: { event: KubeEvent; entry: SeriesEntry }[] = [];
   #inFlight = 0;
   dropped = 0;
 
   constructor(options: EventRecorderOptions) {
     this.#events = options.client.resource<KubeEvent>(Core.Event);
-    this.#o = withDefaults({ logger: silentLogger, seriesWindowMs: 10 * 60_000, maxInFlight: 50 }, options);
+    this.#o = withDefaults(
+      { logger: silentLogger, seriesWindowMs: 10 * 60_000, maxInFlight: 4, maxQueued: 1000 },
+      options,
+    );
     this.#log = this.#o.logger.child({ component: 'events' });
   }
 
@@ -80,7 +93,7 @@ export class EventRecorder {
       if (!seen.writing) void this.#updateSeries(seen, now);
       return;
     }
-    if (this.#inFlight >= this.#o.maxInFlight) {
+    if (this.#waiting.length >= this.#o.maxQueued) {
       this.dropped++;
       return;
     }
@@ -106,20 +119,28 @@ export class EventRecorder {
         resourceVersion: obj.metadata.resourceVersion,
       },
     };
-    this.#inFlight++;
-    this.#events
-      .create(event, { timeoutMs: 10_000 })
-      .catch((e: Error) => this.#log.warn({ err: e.message, reason }, 'could not record event'))
-      .finally(() => {
-        this.#inFlight--;
-        entry.writing = false;
-      });
+    this.#waiting.push({ event, entry });
+    this.#pump();
   }
 
-  async #updateSeries(
-    entry: { name: string; namespace: string; count: number; writing: boolean },
-    now: number,
-  ): Promise<void> {
+  #pump(): void {
+    while (this.#inFlight < this.#o.maxInFlight && this.#waiting.length > 0) {
+      const { event, entry } = this.#waiting.shift()!;
+      this.#inFlight++;
+      this.#events
+        .create(event, { timeoutMs: 10_000 })
+        .catch((e: Error) =>
+          this.#log.warn({ err: e.message, reason: event.reason }, 'could not record event'),
+        )
+        .finally(() => {
+          this.#inFlight--;
+          entry.writing = false;
+          this.#pump();
+        });
+    }
+  }
+
+  async #updateSeries(entry: SeriesEntry, now: number): Promise<void> {
     entry.writing = true;
     try {
       await this.#events.patch(

@@ -124,6 +124,30 @@ describe('controller runtime', () => {
     expect(ev.regarding.name).toBe('subject');
   });
 
+  test('a burst of Events is written a few at a time, and only what overflows the queue is dropped', async () => {
+    const ns = await freshNamespace(admin, 'event-burst');
+    const cms = admin.resource<ConfigMap>(Core.ConfigMap);
+    const cm = await cms.create({ metadata: { name: 'subject', namespace: ns } });
+    const rec = new EventRecorder({
+      client: admin,
+      controller: 'maintenance.metal.ironcore.dev/test',
+      instance: 'test-1',
+      maxInFlight: 2,
+      maxQueued: 15,
+    });
+    const subject = { ...cm, apiVersion: 'v1', kind: 'ConfigMap' };
+    for (let i = 0; i < 20; i++) rec.normal(subject, 'Started', 'Start', `maintenance m-${i} started`);
+    // Two are written at once and fifteen wait their turn; the three beyond that are dropped and counted.
+    expect(rec.dropped).toBe(3);
+    const notes = await waitFor('the queued events', async () => {
+      const items = (await admin.resource<KubeObject & { note?: string }>(Core.Event).list({ namespace: ns }))
+        .items;
+      return items.length >= 17 ? items.map((e) => e.note ?? '') : undefined;
+    });
+    expect(notes).toHaveLength(17);
+    expect(notes.sort()).toEqual(Array.from({ length: 17 }, (_, i) => `maintenance m-${i} started`).sort());
+  });
+
   test('a Manager syncs caches, reconciles on events, serves probes and metrics, and releases its Lease on stop', async () => {
     const ns = await freshNamespace(admin, 'manager');
     const reconciled: string[] = [];
