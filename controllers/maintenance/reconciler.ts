@@ -52,6 +52,7 @@ import {
   changedGrantServers,
   fullBudget,
   fullBudgetMessage,
+  retryAfterDenial,
   slotsFreed,
   type FullBudget,
 } from './waiters.js';
@@ -74,25 +75,6 @@ const BUDGET_REASONS = new Set([
   'BudgetConflict',
   'BudgetLedgerFull',
 ]);
-
-/** Denials that end when a grant leaves a ledger (or allowed rises): the budget update wakes the waiter. */
-const ENDED_BY_RELEASE = new Set(['BudgetExhausted', 'BudgetLedgerFull']);
-
-/**
- * How long a maintenance denied for budget room waits before it asks again on its own. The release that
- * frees a slot wakes the first waiters at once (BudgetWaiters), so this is only the safety net, for a
- * slot that opens without a release (another budget's, say): a short timer made every waiter ask every
- * 30 s, thousands of denied writes an hour that no release asked for. Conflicts, stale and paused
- * budgets keep the webhook's hint: nothing wakes those.
- */
-const BUDGET_RECHECK_MS = 60_000;
-
-/**
- * A waiter woken by a release and still denied for room most likely asked before the webhook's caches
- * saw the release (the released server still counted as in maintenance): the slot is free, and nobody
- * else was woken for it. It asks once more after this, before falling back to the long wait.
- */
-const WOKEN_RETRY_MS = 1_000;
 
 /** Attempts held back by the cache in a row before the webhook is asked regardless. */
 const HELD_BACK_MAX = 3;
@@ -127,8 +109,8 @@ export class MaintenanceReconciler {
   readonly #busy = new Set<string>();
   /** uid -> budget denials in a row: the safety timer doubles with each (60 s, 120 s, ...). */
   readonly #budgetDenials = new Map<string, number>();
-  /** uids woken by a release whose attempt has not been answered yet. */
-  readonly #woken = new Set<string>();
+  /** uid -> refusals since a release woke it, until it is admitted or gives the slot up. */
+  readonly #woken = new Map<string, number>();
   /** budget key -> its batching releaser (one per budget the controller has released on). */
   readonly #releasers = new Map<string, LedgerReleaser<AnyBudget>>();
   /** uid -> attempts held back in a row by a cached full budget. */
@@ -263,7 +245,7 @@ export class MaintenanceReconciler {
     for (const server of this.#waiters.take(n)) {
       for (const m of this.#maintenances.byIndex('server', server)) {
         this.#backoff.delete(uidOf(m));
-        this.#woken.add(uidOf(m));
+        this.#woken.set(uidOf(m), 0);
       }
       this.#enqueue(server, true);
     }
@@ -615,20 +597,17 @@ export class MaintenanceReconciler {
     return { ms: delay, reason: budget ? 'denied-budget' : 'denied' };
   }
 
-  /** How long a denied maintenance waits before it asks again on its own (see BUDGET_RECHECK_MS). */
+  /** How long a denied maintenance waits before it asks again on its own (see retryAfterDenial). */
   #waitAfterDenial(uid: string, denial: { reason: string; retryAfterMs: number | undefined }): number {
-    const woken = this.#woken.delete(uid);
-    const hint = Math.max(1000, denial.retryAfterMs ?? 30_000);
-    if (!ENDED_BY_RELEASE.has(denial.reason)) {
-      this.#budgetDenials.delete(uid);
-      return hint;
-    }
-    if (woken) return WOKEN_RETRY_MS;
-    const n = (this.#budgetDenials.get(uid) ?? 0) + 1;
-    this.#budgetDenials.set(uid, n);
-    // ±20 %: the waiters refused together in a burst do not all look again in the same second.
-    const jitter = 0.8 + 0.4 * Math.random();
-    return Math.max(hint, BUDGET_RECHECK_MS * 2 ** Math.min(n - 1, 10) * jitter);
+    const next = retryAfterDenial(denial, {
+      woken: this.#woken.get(uid),
+      budgetDenials: this.#budgetDenials.get(uid) ?? 0,
+    });
+    if (next.woken === undefined) this.#woken.delete(uid);
+    else this.#woken.set(uid, next.woken);
+    if (next.budgetDenials === 0) this.#budgetDenials.delete(uid);
+    else this.#budgetDenials.set(uid, next.budgetDenials);
+    return next.ms;
   }
 
   async #recordDenial(attempt: Attempt, reason: string, message: string): Promise<void> {

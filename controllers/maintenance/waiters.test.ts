@@ -1,6 +1,6 @@
 // Which budget updates free slots, and who is woken for them.
 import { describe, expect, it } from '@jest/globals';
-import { budgetRoom, fullBudget, fullBudgetMessage, slotsFreed } from './waiters.js';
+import { budgetRoom, fullBudget, fullBudgetMessage, retryAfterDenial, slotsFreed } from './waiters.js';
 
 const grants = (...uids: string[]) => uids.map((maintenanceUID) => ({ maintenanceUID }));
 /** A budget whose status the budget controller computed over `seen` grants, now holding `held`. */
@@ -92,5 +92,51 @@ describe('fullBudget', () => {
     expect(fullBudget([{ metadata: { name: 'new' }, spec: {} }], {}, 'me')).toBeUndefined();
     // It holds a grant there already: the webhook renews it.
     expect(fullBudget([fleet({ unavailable: 2, granted: 2, held: 2 })], pool, 'u1')).toBeUndefined();
+  });
+});
+
+describe('retryAfterDenial', () => {
+  const exhausted = { reason: 'BudgetExhausted', retryAfterMs: 30_000 };
+  const middle = () => 0.5; // no jitter
+
+  it('keeps a woken waiter on the slot it was woken for: 1, 2, 4 and 8 s, then the long wait', () => {
+    let state = { woken: 0 as number | undefined, budgetDenials: 0 };
+    const waits: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      const next = retryAfterDenial(exhausted, state, middle);
+      waits.push(next.ms);
+      state = next;
+    }
+    expect(waits).toEqual([1000, 2000, 4000, 8000, 60_000, 120_000]);
+    expect(state).toEqual({ ms: 120_000, woken: undefined, budgetDenials: 2 });
+  });
+
+  it('gives a waiter nobody woke the long wait, doubling per denial up to a cap, jittered ±20 %', () => {
+    expect(retryAfterDenial(exhausted, { woken: undefined, budgetDenials: 0 }, middle).ms).toBe(60_000);
+    expect(retryAfterDenial(exhausted, { woken: undefined, budgetDenials: 3 }, middle).ms).toBe(480_000);
+    expect(retryAfterDenial(exhausted, { woken: undefined, budgetDenials: 50 }, middle).ms).toBe(
+      60_000 * 1024,
+    );
+    expect(retryAfterDenial(exhausted, { woken: undefined, budgetDenials: 0 }, () => 0).ms).toBe(48_000);
+    expect(retryAfterDenial(exhausted, { woken: undefined, budgetDenials: 0 }, () => 1).ms).toBeCloseTo(
+      72_000,
+    );
+  });
+
+  it("keeps the webhook's hint for a denial no release ends, and forgets the wake and the count", () => {
+    const conflict = retryAfterDenial(
+      { reason: 'BudgetConflict', retryAfterMs: 2_000 },
+      { woken: 1, budgetDenials: 4 },
+    );
+    expect(conflict).toEqual({ ms: 2_000, woken: undefined, budgetDenials: 0 });
+    const busy = retryAfterDenial(
+      { reason: 'ServerBusy', retryAfterMs: undefined },
+      { woken: undefined, budgetDenials: 0 },
+    );
+    expect(busy.ms).toBe(30_000);
+    expect(
+      retryAfterDenial({ reason: 'BudgetPaused', retryAfterMs: 10 }, { woken: undefined, budgetDenials: 0 })
+        .ms,
+    ).toBe(1000);
   });
 });

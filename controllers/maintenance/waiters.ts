@@ -54,6 +54,60 @@ export class BudgetWaiters {
   }
 }
 
+/** Denials that end when a grant leaves a ledger (or allowed rises): the budget update wakes the waiter. */
+const ENDED_BY_RELEASE = new Set(['BudgetExhausted', 'BudgetLedgerFull']);
+
+/**
+ * How long a maintenance denied for budget room waits before it asks again on its own. The release that
+ * frees a slot wakes the first waiters at once (BudgetWaiters), so this is only the safety net, for a
+ * slot that opens without a release (another budget's, say): a short timer made every waiter ask every
+ * 30 s, thousands of denied writes an hour that no release asked for. Conflicts, stale and paused
+ * budgets keep the webhook's hint: nothing wakes those.
+ */
+const BUDGET_RECHECK_MS = 60_000;
+
+/**
+ * A waiter woken by a release and still denied for room most likely asked before the webhook's caches
+ * saw the release (the released server still counted as in maintenance): the slot is free, and nobody
+ * else was woken for it. It asks again after 1 s, 2 s, 4 s and 8 s before falling back to the long
+ * wait. With a single retry, a wave of maintenances ending together (the webhook's caches seconds
+ * behind) lost slots: their waiters went back to the long wait, and the slots stood empty until the
+ * waiters' timers fired, up to a minute later.
+ */
+const WOKEN_RETRY_MS = 1_000;
+const WOKEN_RETRIES = 4;
+
+/** Where a maintenance stands in its waiting: refusals since a release woke it, budget denials in a row. */
+export interface WaitState {
+  /** Refusals since a release woke it; undefined when it was not woken (or gave the slot up). */
+  woken: number | undefined;
+  budgetDenials: number;
+}
+
+/**
+ * How long a denied maintenance waits before it asks again on its own, and its waiting state after this
+ * denial. A denial that no release ends keeps the webhook's hint (at least 1 s, 30 s without one).
+ */
+export function retryAfterDenial(
+  denial: { reason: string; retryAfterMs: number | undefined },
+  state: WaitState,
+  random: () => number = Math.random,
+): WaitState & { ms: number } {
+  const hint = Math.max(1000, denial.retryAfterMs ?? 30_000);
+  if (!ENDED_BY_RELEASE.has(denial.reason)) return { ms: hint, woken: undefined, budgetDenials: 0 };
+  const { woken } = state;
+  if (woken !== undefined && woken < WOKEN_RETRIES)
+    return { ms: WOKEN_RETRY_MS * 2 ** woken, woken: woken + 1, budgetDenials: state.budgetDenials };
+  const n = state.budgetDenials + 1;
+  // ±20 %: the waiters refused together in a burst do not all look again in the same second.
+  const jitter = 0.8 + 0.4 * random();
+  return {
+    ms: Math.max(hint, BUDGET_RECHECK_MS * 2 ** Math.min(n - 1, 10) * jitter),
+    woken: undefined,
+    budgetDenials: n,
+  };
+}
+
 type LedgerLike = {
   status?: {
     grants?: { maintenanceUID: string }[];
