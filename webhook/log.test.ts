@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { bufferedLogger, reviewLogger } from './log.js';
+import { bufferedLogger, isoTimeCached, reviewLogger } from './log.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'webhook-log-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -54,5 +54,18 @@ describe('reviewLogger', () => {
     const [redacting, review] = lines(file).map(({ time: _t, ...rest }) => rest);
     expect(review).toEqual(redacting);
     expect(review).toMatchObject(line);
+  });
+});
+
+describe('isoTimeCached', () => {
+  it('writes what pino.stdTimeFunctions.isoTime writes, across seconds and milliseconds', () => {
+    let now = 0;
+    const time = isoTimeCached(() => now);
+    for (const t of [
+      0, 7, 59, 999, 1000, 1001, 1_712_345_678_901, 1_712_345_678_999, 1_712_345_679_000, 1_712_345_679_042,
+    ]) {
+      now = t;
+      expect(time()).toBe(`,"time":"${new Date(t).toISOString()}"`);
+    }
   });
 });

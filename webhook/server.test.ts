@@ -263,10 +263,15 @@ describe('webhook server: health, readiness, logs', () => {
     const { app, lines } = setup({ budget: 0 });
     await post(app, '/validate/eviction', loadReview('maintenance-to-inmaintenance'));
     expect(lines.at(-1)).toMatchObject({
+      type: 'validate',
+      rule: 'eviction',
+      uid: expect.any(String),
       code: Codes.BUDGET_EXHAUSTED,
       retryAfterSeconds: 30,
       msg: expect.stringContaining('ServerDisruptionBudget fleet'),
     });
+    // No cause names a field: the key is left out rather than logged empty.
+    expect(lines.at(-1)).not.toHaveProperty('fields');
   });
 
   it('logs one line per review with the request uid and never the object body', async () => {

@@ -77,6 +77,26 @@ function logMessage(decision: Decision): string {
   return QUOTES_OBJECT.has(decision.code) ? `denied (${decision.code})` : `denied: ${decision.message}`;
 }
 
+/** The fields of a review's log line; type and rule are bound on the route's logger. */
+function reviewLine(admission: AdmissionRequest, decision: Decision, seconds: number) {
+  // Field names only when a cause names one (most denials name none: leave the key out).
+  const fields = decision.causes?.flatMap((c) => (c.field ? [c.field] : []));
+  return {
+    uid: admission.uid,
+    resource: resourceKey(admission),
+    operation: admission.operation,
+    namespace: admission.namespace,
+    name: admission.name,
+    user: admission.userInfo.username,
+    dryRun: admission.dryRun === true,
+    allowed: decision.allowed,
+    code: decision.code,
+    fields: fields && fields.length > 0 ? fields : undefined,
+    retryAfterSeconds: decision.retryAfterSeconds,
+    ms: Math.round(seconds * 1000),
+  };
+}
+
 function fourHundred(
   reply: FastifyReply,
   metrics: WebhookMetrics,
@@ -133,6 +153,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   const reviewLog = reviewLogger(logger);
 
   const answer = (
+    log: Logger,
     type: ReviewType,
     rule: string,
     admission: AdmissionRequest,
@@ -152,35 +173,15 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     // Names and codes only: never object bodies (they may hold secrets) nor patches. Admissions log at
     // debug: skip building the line when that level is off (most reviews are admissions).
     const level = decision.allowed ? 'debug' : 'info';
-    if (reviewLog.isLevelEnabled(level))
-      reviewLog[level](
-        {
-          uid: admission.uid,
-          type,
-          rule,
-          resource: resourceKey(admission),
-          operation: admission.operation,
-          namespace: admission.namespace,
-          name: admission.name,
-          user: admission.userInfo.username,
-          dryRun: admission.dryRun === true,
-          allowed: decision.allowed,
-          code: decision.code,
-          ...(decision.causes ? { fields: decision.causes.flatMap((c) => (c.field ? [c.field] : [])) } : {}),
-          ...(decision.retryAfterSeconds !== undefined
-            ? { retryAfterSeconds: decision.retryAfterSeconds }
-            : {}),
-          ms: Math.round(seconds * 1000),
-        },
-        logMessage(decision),
-      );
+    if (log.isLevelEnabled(level)) log[level](reviewLine(admission, decision, seconds), logMessage(decision));
     return reply.code(200).send(toAdmissionResponse(admission.uid, decision, audit));
   };
 
   // Synchronous unless the rule has a grant to execute: a pure decision costs no promise.
-  const handlerFor =
-    (type: ReviewType, rule: string) =>
-    (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> => {
+  const handlerFor = (type: ReviewType, rule: string) => {
+    // type and rule bound once per route: pino serialises a child's bindings when it is created.
+    const log = reviewLog.child({ type, rule });
+    return (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> => {
       const started = performance.now();
       let admission: AdmissionRequest;
       try {
@@ -196,9 +197,10 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       }
       const outcome = decide(type, rule, admission, deps);
       return outcome instanceof Promise
-        ? outcome.then((o) => answer(type, rule, admission, o, started, reply))
-        : answer(type, rule, admission, outcome, started, reply);
+        ? outcome.then((o) => answer(log, type, rule, admission, o, started, reply))
+        : answer(log, type, rule, admission, outcome, started, reply);
     };
+  };
 
   // One static route per rule (the router's cheapest lookup), and the parametric route for the rest:
   // an unknown type or rule gets its 404 there, and a path the router did not match statically (say,
