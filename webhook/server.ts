@@ -26,7 +26,7 @@ import {
 import { Codes } from './codes.js';
 import type { Decision } from './decision.js';
 import type { GrantFunction } from './grants.js';
-import { createMetrics, type WebhookMetrics } from './metrics.js';
+import { createMetrics, type RouteMetrics, type WebhookMetrics } from './metrics.js';
 import { reviewLogger } from './log.js';
 import { decide, RULES, type ReviewDeps, type ReviewOutcome, type ReviewType } from './review.js';
 import type { PolicyConfigMapRef } from './rules/common.js';
@@ -154,8 +154,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
 
   const answer = (
     log: Logger,
-    type: ReviewType,
-    rule: string,
+    counts: RouteMetrics,
     admission: AdmissionRequest,
     { decision, grant, audit }: ReviewOutcome,
     started: number,
@@ -163,10 +162,9 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   ) => {
     const seconds = (performance.now() - started) / 1000;
     const result = decision.allowed ? 'allowed' : decision.status >= 500 ? 'error' : 'denied';
-    metrics.decisions.inc({ type, rule, result, code: decision.code });
-    metrics.duration.observe({ type, rule }, seconds);
+    counts.decided(result, decision.code, seconds);
     if (grant) {
-      metrics.grants.inc({ result: grant.granted ? 'granted' : 'denied', dry_run: String(grant.dryRun) });
+      counts.granted(grant.granted, grant.dryRun);
       if (grant.conflicts > 0) metrics.grantConflicts.inc(grant.conflicts);
       if (grant.retries > 0) metrics.grantRetries.inc(grant.retries);
     }
@@ -181,6 +179,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   const handlerFor = (type: ReviewType, rule: string) => {
     // type and rule bound once per route: pino serialises a child's bindings when it is created.
     const log = reviewLog.child({ type, rule });
+    const counts = metrics.route(type, rule);
     return (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> => {
       const started = performance.now();
       let admission: AdmissionRequest;
@@ -197,8 +196,8 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       }
       const outcome = decide(type, rule, admission, deps);
       return outcome instanceof Promise
-        ? outcome.then((o) => answer(log, type, rule, admission, o, started, reply))
-        : answer(log, type, rule, admission, outcome, started, reply);
+        ? outcome.then((o) => answer(log, counts, admission, o, started, reply))
+        : answer(log, counts, admission, outcome, started, reply);
     };
   };
 
