@@ -1,6 +1,6 @@
 import type { Taint, Toleration } from '../api/schema/common.js';
 import { matchesSelector } from './selectors.js';
-import { tolerates, untoleratedNoBindTaints } from './taints.js';
+import { hasNoBindTaint, tolerates, untoleratedNoBindTaints } from './taints.js';
 
 describe('toleration matching (upstream metal-operator rules)', () => {
   const taint: Taint = { key: 'k', value: 'v', effect: 'NoBind' };
@@ -19,6 +19,12 @@ describe('toleration matching (upstream metal-operator rules)', () => {
   it('defaults a taint effect to NoBind and an absent value to empty', () => {
     expect(tolerates({ key: 'k', effect: 'NoBind' }, { key: 'k' })).toBe(true);
     expect(tolerates({ key: 'k', value: '' }, { key: 'k' })).toBe(true);
+  });
+
+  it('tells whether any taint is NoBind (a missing effect is NoBind)', () => {
+    expect(hasNoBindTaint(undefined)).toBe(false);
+    expect(hasNoBindTaint([{ key: 'a', effect: 'Evict' }])).toBe(false);
+    expect(hasNoBindTaint([{ key: 'a', effect: 'Evict' }, { key: 'b' }])).toBe(true);
   });
 
   it('only NoBind taints block binding', () => {

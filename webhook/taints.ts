@@ -22,6 +22,11 @@ export function untoleratedNoBindTaints(
   );
 }
 
+/** Whether any taint blocks binding (is NoBind) for a claim that tolerates nothing. */
+export function hasNoBindTaint(taints: readonly Taint[] | undefined): boolean {
+  return taints !== undefined && taints.some((t) => (t.effect ?? 'NoBind') === 'NoBind');
+}
+
 export function describeTaint(t: Taint): string {
   return `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect ?? 'NoBind'}`;
 }

@@ -9,7 +9,7 @@ import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
 import type { Toleration } from '../../api/schema/common.js';
 import { Codes, type Code } from '../codes.js';
 import { allow, deny, type Cause, type Decision } from '../decision.js';
-import { describeTaint, untoleratedNoBindTaints } from '../taints.js';
+import { describeTaint, hasNoBindTaint, untoleratedNoBindTaints } from '../taints.js';
 import { isFinished, type WorldView } from '../world.js';
 import { isResource, objects, qualified, type RuleInput } from './common.js';
 
@@ -75,6 +75,19 @@ function denyBlocked(what: string, blockers: Blocker[]): Decision {
   return deny(first.code, `${what}: ${blockers.map((b) => b.message).join('; ')}`, { causes });
 }
 
+/**
+ * The tolerations of the claim a server is being bound to. They matter only against a NoBind taint:
+ * without one, the claim is not looked up (a fleet-sized cache, ~1.5 µs a review in bench:webhook).
+ */
+function claimTolerations(
+  server: Server,
+  ref: { namespace: string; name: string },
+  world: WorldView,
+): readonly Toleration[] | undefined {
+  if (!hasNoBindTaint(server.spec.taints)) return undefined;
+  return world.getClaim(ref.namespace, ref.name)?.spec.tolerations;
+}
+
 function serverBinding({ request, world }: RuleInput): Decision {
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
   const { object: server, oldObject: old } = objects<Server>(request);
@@ -82,8 +95,7 @@ function serverBinding({ request, world }: RuleInput): Decision {
   if (!server || !ref) return allow();
   const oldRef = old?.spec?.serverClaimRef;
   if (oldRef && oldRef.namespace === ref.namespace && oldRef.name === ref.name) return allow();
-  const claim = world.getClaim(ref.namespace, ref.name);
-  const blockers = bindingBlockers(server, claim?.spec.tolerations, world);
+  const blockers = bindingBlockers(server, claimTolerations(server, ref, world), world);
   if (blockers.length === 0) return allow();
   return denyBlocked(
     `binding claim ${qualified(ref.namespace, ref.name)} to server ${server.metadata.name ?? ''} is not allowed`,
