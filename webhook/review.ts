@@ -13,7 +13,7 @@ import { allow, deny, withWarnings, type Decision } from './decision.js';
 import { grantDecision, type BudgetRef, type GrantFunction, type GrantResult } from './grants.js';
 import type { PolicyConfigMapRef, Rule, RuleInput } from './rules/common.js';
 import { contract } from './rules/contract.js';
-import { decideEviction } from './rules/eviction.js';
+import { decideEviction, type EvictionOutcome } from './rules/eviction.js';
 import { legacyLabels } from './rules/legacy-labels.js';
 import { mutate } from './rules/mutate.js';
 import { placement } from './rules/placement.js';
@@ -151,35 +151,42 @@ export function decide(
     return { decision: deny(Codes.NO_POLICY, 'no maintenance policy loaded yet', { retryAfterSeconds: 5 }) };
   const invalid = checkObject(request);
   if (invalid) return { decision: invalid };
-  const input: RuleInput = {
-    request,
-    world: deps.world,
-    policy,
-    now: deps.clock(),
-    ...(deps.policyConfigMap ? { policyConfigMap: deps.policyConfigMap } : {}),
-  };
-  const failed = (e: unknown): ReviewOutcome => ({
-    decision: deny(Codes.INTERNAL, `rule ${rule} failed: ${errorMessage(e)}`),
-  });
+  const input: RuleInput = { request, world: deps.world, policy, now: deps.clock() };
+  if (deps.policyConfigMap) input.policyConfigMap = deps.policyConfigMap;
   try {
     if (handler !== 'eviction') return { decision: handler(input) };
     const outcome = decideEviction(input);
     if (outcome.kind === 'decision') return { decision: outcome.decision };
     const dryRun = request.dryRun === true;
-    const answer = (grant: GrantResult): ReviewOutcome => {
-      const decision = grantDecision(grant, outcome.warnings);
-      return {
-        decision: dryRun
-          ? withWarnings(decision, ['dry run: budget room checked, nothing reserved'])
-          : decision,
-        grant,
-        audit: evictionAudit(outcome.source, grant),
-      };
-    };
     const onCopies = dryRun ? deps.grant.dryRunOnCopies?.(outcome.plan) : undefined;
-    if (onCopies) return answer(onCopies);
-    return deps.grant(outcome.plan, { dryRun }).then(answer).catch(failed);
+    if (onCopies) return granted(outcome, dryRun, onCopies);
+    return deps
+      .grant(outcome.plan, { dryRun })
+      .then((grant) => granted(outcome, dryRun, grant))
+      .catch((e: unknown) => failed(rule, e));
   } catch (e) {
-    return failed(e);
+    return failed(rule, e);
   }
 }
+
+// The helpers below live at module level: closures inside decide() would be created on every review.
+
+function failed(rule: string, e: unknown): ReviewOutcome {
+  return { decision: deny(Codes.INTERNAL, `rule ${rule} failed: ${errorMessage(e)}`) };
+}
+
+/** The outcome of an eviction whose grant ran (or was checked, for a dry run). */
+function granted(
+  outcome: Extract<EvictionOutcome, { kind: 'grant' }>,
+  dryRun: boolean,
+  grant: GrantResult,
+): ReviewOutcome {
+  const decision = grantDecision(grant, outcome.warnings);
+  return {
+    decision: dryRun ? withWarnings(decision, DRY_RUN_WARNING) : decision,
+    grant,
+    audit: evictionAudit(outcome.source, grant),
+  };
+}
+
+const DRY_RUN_WARNING = ['dry run: budget room checked, nothing reserved'];

@@ -72,8 +72,6 @@ export function describeBudget(reservation: BudgetReservation): string {
 function budgetBlocked(input: RoomInput): Extract<RoomCheck, { kind: 'denied' }> | undefined {
   const { budget, server, maintenanceUID } = input;
   const grants = budget.status?.grants ?? [];
-  // Named only in a denial: most checks pass, and the name is built from several strings.
-  const what = () => describeBudget(input.reservation);
   const holder = grants.find(
     (g) =>
       g.server === server &&
@@ -85,7 +83,7 @@ function budgetBlocked(input: RoomInput): Extract<RoomCheck, { kind: 'denied' }>
     return {
       kind: 'denied',
       code: Codes.SERVER_BUSY,
-      message: `server ${server} is held by maintenance ${other} (grant in ${what()})`,
+      message: `server ${server} is held by maintenance ${other} (grant in ${describeBudget(input.reservation)})`,
       retryAfterSeconds: 30,
     };
   }
@@ -93,7 +91,7 @@ function budgetBlocked(input: RoomInput): Extract<RoomCheck, { kind: 'denied' }>
     return {
       kind: 'denied',
       code: Codes.BUDGET_PAUSED,
-      message: `${what()} is paused`,
+      message: `${describeBudget(input.reservation)} is paused`,
       retryAfterSeconds: 60,
     };
   }
@@ -104,7 +102,7 @@ function budgetBlocked(input: RoomInput): Extract<RoomCheck, { kind: 'denied' }>
     return {
       kind: 'denied',
       code: Codes.BUDGET_STALE,
-      message: `${what()} status is stale (observedGeneration ${observed} < generation ${generation})`,
+      message: `${describeBudget(input.reservation)} status is stale (observedGeneration ${observed} < generation ${generation})`,
       retryAfterSeconds: 10,
     };
   }
@@ -112,7 +110,7 @@ function budgetBlocked(input: RoomInput): Extract<RoomCheck, { kind: 'denied' }>
     return {
       kind: 'denied',
       code: Codes.BUDGET_LEDGER_FULL,
-      message: `${what()} ledger holds ${grants.length} grants (cap ${input.ledgerCap})`,
+      message: `${describeBudget(input.reservation)} ledger holds ${grants.length} grants (cap ${input.ledgerCap})`,
       retryAfterSeconds: 60,
     };
   }
@@ -453,19 +451,21 @@ function buildPlan(
   };
 }
 
+// Module level: a closure in decideEviction would be created on every review.
+const decided = (decision: Decision): EvictionOutcome => ({ kind: 'decision', decision });
+
 /**
  * Decides the InMaintenance transition up to the budgets: writer, approval, notBefore, window,
  * exclusivity. Returns either a final decision or the GrantPlan to execute.
  */
 export function decideEviction(input: RuleInput): EvictionOutcome {
   const { request, world, policy, now } = input;
-  const done = (decision: Decision): EvictionOutcome => ({ kind: 'decision', decision });
-  if (!isInMaintenanceTransition(input)) return done(allow());
+  if (!isInMaintenanceTransition(input)) return decided(allow());
   // Checked here too (contract.ts checks it for every status write): a grant must never be written for
   // a write that another validator will refuse, or anybody could drain a budget for a TTL.
   if (!isOneOf(request.userInfo, policy.writers.maintenanceStatus)) {
     const who = JSON.stringify(request.userInfo.username ?? '');
-    return done(
+    return decided(
       deny(
         Codes.FORBIDDEN_WRITER,
         `only the maintenance controllers may move a ServerMaintenance into InMaintenance, not ${who}`,
@@ -476,7 +476,7 @@ export function decideEviction(input: RuleInput): EvictionOutcome {
   const serverName = m.spec.serverRef.name;
   const server = world.getServer(serverName);
   if (!server)
-    return done(
+    return decided(
       deny(Codes.SERVER_NOT_FOUND, `server ${serverName} is not known (yet)`, { retryAfterSeconds: 10 }),
     );
   const claimRef = server.spec.serverClaimRef;
@@ -485,7 +485,7 @@ export function decideEviction(input: RuleInput): EvictionOutcome {
   // is needed: wait for the cache rather than skip the tenant's budgets.
   if (claimRef && !claim) {
     const name = qualified(claimRef.namespace, claimRef.name);
-    return done(
+    return decided(
       deny(Codes.CLAIM_NOT_FOUND, `claim ${name} of server ${serverName} is not known (yet)`, {
         retryAfterSeconds: 10,
       }),
@@ -493,13 +493,13 @@ export function decideEviction(input: RuleInput): EvictionOutcome {
   }
 
   const verdict = approvalVerdict(m, server, claim, policy, now);
-  if (!verdict.ok) return done(retryDenial(verdict.code, verdict.message, verdict.retryAt, now));
+  if (!verdict.ok) return decided(retryDenial(verdict.code, verdict.message, verdict.retryAt, now));
   const timing = timingDenial(m, claim, policy, now);
-  if (timing) return done(timing);
+  if (timing) return decided(timing);
   const onServer = world.maintenancesByServer(server.metadata.name ?? '');
   const busy = otherActive(m, server, world, onServer);
   if (busy)
-    return done(
+    return decided(
       deny(Codes.SERVER_BUSY, `server ${serverName} is already in maintenance ${busy}`, {
         retryAfterSeconds: 30,
       }),
