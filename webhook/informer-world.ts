@@ -164,16 +164,25 @@ export class InformerWorld implements WorldView {
   serverBudgetsFor(server: string): readonly ServerDisruptionBudget[] {
     const memberships = this.#serverMemberships.get(server);
     if (!memberships) return [];
-    return memberships.flatMap((m) => this.#s.serverBudgets.getByName(m.budget) ?? []).sort(byName);
+    // A loop, and a sort only for two or more: this runs on every eviction review.
+    const out: ServerDisruptionBudget[] = [];
+    for (const m of memberships) {
+      const b = this.#s.serverBudgets.getByName(m.budget);
+      if (b) out.push(b);
+    }
+    return out.length > 1 ? out.sort(byName) : out;
   }
 
   claimBudgetsFor(namespace: string, claim: string): readonly ServerClaimDisruptionBudget[] {
     const c = this.#claimContributions.get(objectKey({ namespace, name: claim }));
     if (!c) return [];
-    return c.budgets.flatMap((key) => {
+    const out: ServerClaimDisruptionBudget[] = [];
+    for (const key of c.budgets) {
       const { namespace: ns, name } = splitKey(key);
-      return this.#s.claimBudgets.getByName(name, ns) ?? [];
-    });
+      const b = this.#s.claimBudgets.getByName(name, ns);
+      if (b) out.push(b);
+    }
+    return out;
   }
 
   serverBudgetCensus(budget: string, domain: string): BudgetCensus {

@@ -17,7 +17,7 @@ import { inWindow, nextWindowOpening } from '../../lib/policy/window.js';
 import { Codes, type Code } from '../codes.js';
 import { allow, deny, secondsUntil, type Decision } from '../decision.js';
 import type { AnyBudget, BudgetReservation, GrantPlan } from '../grants.js';
-import { announcementOf, domainOf, isFinished, type BudgetCensus, type WorldView } from '../world.js';
+import { announcementOf, domainOf, isFinished, type WorldView } from '../world.js';
 import { isOneOf, isResource, objects, parseTime, qualified, type RuleInput } from './common.js';
 
 // ---------------------------------------------------------------- room (PodDisruptionBudget arithmetic)
@@ -365,35 +365,40 @@ function otherActive(
   return other ? qualified(other.metadata.namespace, other.metadata.name) : undefined;
 }
 
+const byName = (a: AnyBudget, b: AnyBudget) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
+
+/** The budgets sorted by name; most servers fall under one budget of a kind, which needs no copy. */
+function sortedByName<B extends AnyBudget>(budgets: readonly B[]): readonly B[] {
+  return budgets.length > 1 ? [...budgets].sort(byName) : budgets;
+}
+
 function reservations(server: Server, claim: ServerClaim | undefined, world: WorldView): BudgetReservation[] {
-  const name = server.metadata.name ?? '';
   // A fixed order (fleet budgets by name, then tenant budgets by namespace/name) so two maintenances
-  // competing for the same budgets reserve them in the same sequence.
-  const fleet = [...world.serverBudgetsFor(name)]
-    .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))
-    .map((b) => {
-      const domain = domainOf(server, b.spec.topologyKey);
-      const census: BudgetCensus = world.serverBudgetCensus(b.metadata.name ?? '', domain);
-      return {
-        ref: { kind: 'ServerDisruptionBudget' as const, name: b.metadata.name ?? '' },
-        domain,
-        census,
-      };
+  // competing for the same budgets reserve them in the same sequence. Plain loops: this runs on every
+  // eviction review, and the array copies and closures were most of its cost.
+  const out: BudgetReservation[] = [];
+  for (const b of sortedByName(world.serverBudgetsFor(server.metadata.name ?? ''))) {
+    const budget = b.metadata.name ?? '';
+    const domain = domainOf(server, b.spec.topologyKey);
+    out.push({
+      ref: { kind: 'ServerDisruptionBudget', name: budget },
+      domain,
+      census: world.serverBudgetCensus(budget, domain),
     });
-  const tenant = claim
-    ? [...world.claimBudgetsFor(claim.metadata.namespace ?? '', claim.metadata.name ?? '')]
-        .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))
-        .map((b) => ({
-          ref: {
-            kind: 'ServerClaimDisruptionBudget' as const,
-            namespace: b.metadata.namespace ?? '',
-            name: b.metadata.name ?? '',
-          },
-          domain: '',
-          census: world.claimBudgetCensus(b.metadata.namespace ?? '', b.metadata.name ?? ''),
-        }))
-    : [];
-  return [...fleet, ...tenant];
+  }
+  if (!claim) return out;
+  for (const b of sortedByName(
+    world.claimBudgetsFor(claim.metadata.namespace ?? '', claim.metadata.name ?? ''),
+  )) {
+    const namespace = b.metadata.namespace ?? '';
+    const budget = b.metadata.name ?? '';
+    out.push({
+      ref: { kind: 'ServerClaimDisruptionBudget', namespace, name: budget },
+      domain: '',
+      census: world.claimBudgetCensus(namespace, budget),
+    });
+  }
+  return out;
 }
 
 /** notBefore and maintenance windows: the maintenance may be fine, just not now. */
