@@ -82,15 +82,23 @@ describe('controller runtime', () => {
     expect(await cms.find('keep', ns)).toBeUndefined();
   });
 
-  test('repeated Events on one object become one Event with a series count', async () => {
-    const ns = await freshNamespace(admin, 'events');
-    const cms = admin.resource<ConfigMap>(Core.ConfigMap);
-    const cm = await cms.create({ metadata: { name: 'subject', namespace: ns } });
+  /** A ConfigMap in a fresh namespace to record Events on, and a recorder with `options`. */
+  async function eventSubject(prefix: string, options: { maxInFlight?: number; maxQueued?: number } = {}) {
+    const ns = await freshNamespace(admin, prefix);
+    const cm = await admin
+      .resource<ConfigMap>(Core.ConfigMap)
+      .create({ metadata: { name: 'subject', namespace: ns } });
     const rec = new EventRecorder({
       client: admin,
       controller: 'maintenance.metal.ironcore.dev/test',
       instance: 'test-1',
+      ...options,
     });
+    return { ns, cm, rec };
+  }
+
+  test('repeated Events on one object become one Event with a series count', async () => {
+    const { ns, cm, rec } = await eventSubject('events');
     rec.warning(
       { ...cm, apiVersion: 'v1', kind: 'ConfigMap' },
       'BudgetExhausted',
@@ -125,16 +133,7 @@ describe('controller runtime', () => {
   });
 
   test('a burst of Events is written a few at a time, and only what overflows the queue is dropped', async () => {
-    const ns = await freshNamespace(admin, 'event-burst');
-    const cms = admin.resource<ConfigMap>(Core.ConfigMap);
-    const cm = await cms.create({ metadata: { name: 'subject', namespace: ns } });
-    const rec = new EventRecorder({
-      client: admin,
-      controller: 'maintenance.metal.ironcore.dev/test',
-      instance: 'test-1',
-      maxInFlight: 2,
-      maxQueued: 15,
-    });
+    const { ns, cm, rec } = await eventSubject('event-burst', { maxInFlight: 2, maxQueued: 15 });
     const subject = { ...cm, apiVersion: 'v1', kind: 'ConfigMap' };
     for (let i = 0; i < 20; i++) rec.normal(subject, 'Started', 'Start', `maintenance m-${i} started`);
     // Two are written at once and fifteen wait their turn; the three beyond that are dropped and counted.
