@@ -380,6 +380,99 @@ describe('InformerWorld', () => {
     expect(world.serverBudgetCensus('fleet', '').unavailable).toEqual([]);
   });
 
+  describe('re-binds, deletes and moved maintenances', () => {
+    const srv = (name: string, claim?: string): Server => ({
+      metadata: { name, labels: { pool: 'a' } },
+      spec: { systemUUID: name, ...(claim ? { serverClaimRef: { namespace: 't1', name: claim } } : {}) },
+    });
+    const clm = (name: string, serverName?: string): ServerClaim => ({
+      metadata: { name, namespace: 't1', labels: { app: 'db' } },
+      spec: { power: 'On', image: 'os:1', ...(serverName ? { serverRef: { name: serverName } } : {}) },
+    });
+    const mnt = (name: string, serverName: string): ServerMaintenance => ({
+      metadata: { name, namespace: 'ops', uid: `uid-${name}` },
+      spec: { serverRef: { name: serverName } },
+    });
+    const budgets = (sources: Sources) => {
+      sources.serverBudgets.upsert({
+        metadata: { name: 'fleet' },
+        spec: { serverSelector: {}, maxUnavailable: 1 },
+      });
+      sources.claimBudgets.upsert({
+        metadata: { name: 'db', namespace: 't1' },
+        spec: { claimSelector: { matchLabels: { app: 'db' } }, maxUnavailable: 1 },
+      });
+    };
+    const same = (sources: Sources, world: InformerWorld) =>
+      expect(answers(world)).toEqual(answers(reference(sources)));
+
+    it('follows a claim re-bound to another server, and a server deleted while claimed', () => {
+      const sources = memorySources();
+      budgets(sources);
+      const world = new InformerWorld(sources);
+      sources.servers.upsert(srv('s1', 'c0'));
+      sources.servers.upsert(srv('s2'));
+      sources.claims.upsert(clm('c0', 's1'));
+      same(sources, world);
+      expect(world.claimBudgetCensus('t1', 'db').expected).toBe(1);
+      // Re-bound: the claim now names s2, s2 points back at it, s1 is released.
+      sources.claims.upsert(clm('c0', 's2'));
+      sources.servers.upsert(srv('s2', 'c0'));
+      sources.servers.upsert(srv('s1'));
+      same(sources, world);
+      expect(world.getServer('s2')?.spec.serverClaimRef?.name).toBe('c0');
+      expect(world.getClaim('t1', 'c0')?.spec.serverRef?.name).toBe('s2');
+      // Deleted while claimed: the record goes, the claim stays but no longer counts.
+      sources.servers.remove({ name: 's2' });
+      same(sources, world);
+      expect(world.getServer('s2')).toBeUndefined();
+      expect(world.serverBudgetsFor('s2')).toEqual([]);
+      expect(world.claimBudgetCensus('t1', 'db').expected).toBe(0);
+      // And back: a server that reappears under the same name is counted again.
+      sources.servers.upsert(srv('s2', 'c0'));
+      same(sources, world);
+      expect(world.claimBudgetCensus('t1', 'db').expected).toBe(1);
+    });
+
+    it('keeps the newest object of a server or claim even when its budgets do not change', () => {
+      const sources = memorySources();
+      budgets(sources);
+      sources.servers.upsert(srv('s1'));
+      sources.claims.upsert(clm('c0', 's1'));
+      const world = new InformerWorld(sources);
+      sources.servers.upsert({ ...srv('s1', 'c0'), status: { state: 'Reserved' } });
+      sources.claims.upsert({ ...clm('c0', 's1'), spec: { ...clm('c0', 's1').spec, image: 'os:2' } });
+      expect(world.getServer('s1')?.status?.state).toBe('Reserved');
+      expect(world.getClaim('t1', 'c0')?.spec.image).toBe('os:2');
+      same(sources, world);
+    });
+
+    it('lists maintenances of servers that exist or not, moved between servers, in any order', () => {
+      const sources = memorySources();
+      const world = new InformerWorld(sources);
+      // Before its server exists.
+      sources.maintenances.upsert(mnt('m0', 's1'));
+      sources.maintenances.upsert(mnt('m1', 's1'));
+      expect(keys(world.maintenancesByServer('s1'))).toEqual(['ops/m0', 'ops/m1']);
+      sources.servers.upsert(srv('s1'));
+      same(sources, world);
+      // Moved to another server, then its old server deleted.
+      sources.maintenances.upsert(mnt('m1', 's2'));
+      sources.servers.remove({ name: 's1' });
+      same(sources, world);
+      expect(keys(world.maintenancesByServer('s1'))).toEqual(['ops/m0']);
+      expect(keys(world.maintenancesByServer('s2'))).toEqual(['ops/m1']);
+      // A status change is seen (the rules read state from these objects).
+      sources.maintenances.upsert({ ...mnt('m1', 's2'), status: { state: 'InMaintenance' } });
+      expect(world.maintenancesByServer('s2')[0]?.status?.state).toBe('InMaintenance');
+      sources.maintenances.remove({ name: 'm0', namespace: 'ops' });
+      sources.maintenances.remove({ name: 'm1', namespace: 'ops' });
+      same(sources, world);
+      expect(world.maintenancesByServer('s1')).toEqual([]);
+      expect(world.maintenancesByServer('s2')).toEqual([]);
+    });
+  });
+
   it('reports synced only when every source is', () => {
     const sources = memorySources();
     const world = new InformerWorld(sources);
