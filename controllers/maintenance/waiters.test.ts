@@ -99,15 +99,15 @@ describe('retryAfterDenial', () => {
   const exhausted = { reason: 'BudgetExhausted', retryAfterMs: 30_000 };
   const middle = () => 0.5; // no jitter
 
-  it('keeps a woken waiter on the slot it was woken for: 1, 2, 4 and 8 s, then the long wait', () => {
+  it('keeps a woken waiter on the slot it was woken for: 0.25 to 4 s, then the long wait', () => {
     let state = { woken: 0 as number | undefined, budgetDenials: 0 };
     const waits: number[] = [];
-    for (let i = 0; i < 6; i++) {
+    for (let i = 0; i < 7; i++) {
       const next = retryAfterDenial(exhausted, state, middle);
       waits.push(next.ms);
       state = next;
     }
-    expect(waits).toEqual([1000, 2000, 4000, 8000, 60_000, 120_000]);
+    expect(waits).toEqual([250, 500, 1000, 2000, 4000, 60_000, 120_000]);
     expect(state).toEqual({ ms: 120_000, woken: undefined, budgetDenials: 2 });
   });
 

@@ -69,13 +69,14 @@ const BUDGET_RECHECK_MS = 60_000;
 /**
  * A waiter woken by a release and still denied for room most likely asked before the webhook's caches
  * saw the release (the released server still counted as in maintenance): the slot is free, and nobody
- * else was woken for it. It asks again after 1 s, 2 s, 4 s and 8 s before falling back to the long
- * wait. With a single retry, a wave of maintenances ending together (the webhook's caches seconds
- * behind) lost slots: their waiters went back to the long wait, and the slots stood empty until the
- * waiters' timers fired, up to a minute later.
+ * else was woken for it. It asks again after 0.25, 0.5, 1, 2 and 4 s before falling back to the long
+ * wait: the webhook's caches are behind by a fraction of a second, a little more when a wave of
+ * maintenances ends together. With a single retry after 1 s, such a wave lost slots: their waiters went
+ * back to the long wait, and the slots stood empty until the waiters' timers fired, up to a minute
+ * later.
  */
-const WOKEN_RETRY_MS = 1_000;
-const WOKEN_RETRIES = 4;
+const WOKEN_RETRY_MS = 250;
+const WOKEN_RETRIES = 5;
 
 /** Where a maintenance stands in its waiting: refusals since a release woke it, budget denials in a row. */
 export interface WaitState {
