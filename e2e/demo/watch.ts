@@ -149,9 +149,9 @@ function noteStatus(
 export interface FleetWatchOptions {
   /** Only servers and claims with these labels (the fleet's label). */
   labelSelector?: string;
-  /** Keep claims and budgets in the cache too (the demo); the benchmark needs only servers and maintenances. */
+  /** Keep claims and budgets in the cache too (the demo). */
   full?: boolean;
-  /** Keep the ServerDisruptionBudgets (without claims), to time ledger grants and releases. */
+  /** Keep the ServerDisruptionBudgets without claims (the benchmark), to time ledger grants and releases. */
   budgets?: boolean;
   /** Keep a trace of every maintenance and budget event. */
   trace?: boolean;
