@@ -164,13 +164,13 @@ export class InformerWorld implements WorldView {
   serverBudgetsFor(server: string): readonly ServerDisruptionBudget[] {
     const memberships = this.#serverMemberships.get(server);
     if (!memberships) return [];
-    // A loop, and a sort only for two or more: this runs on every eviction review.
+    // A loop: this runs on every eviction review. No sort: the eviction rule orders its reservations.
     const out: ServerDisruptionBudget[] = [];
     for (const m of memberships) {
       const b = this.#s.serverBudgets.getByName(m.budget);
       if (b) out.push(b);
     }
-    return out.length > 1 ? out.sort(byName) : out;
+    return out;
   }
 
   claimBudgetsFor(namespace: string, claim: string): readonly ServerClaimDisruptionBudget[] {

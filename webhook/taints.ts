@@ -12,19 +12,22 @@ export function tolerates(toleration: Toleration, taint: Taint): boolean {
   return (toleration.value ?? '') === (taint.value ?? '');
 }
 
+/** Whether a taint blocks binding: its effect is NoBind, the default. */
+export function isNoBind(t: Taint): boolean {
+  return (t.effect ?? 'NoBind') === 'NoBind';
+}
+
 /** NoBind taints of a server that none of the tolerations tolerates. */
 export function untoleratedNoBindTaints(
   taints: readonly Taint[] | undefined,
   tolerations: readonly Toleration[] | undefined,
 ): Taint[] {
-  return (taints ?? []).filter(
-    (t) => (t.effect ?? 'NoBind') === 'NoBind' && !(tolerations ?? []).some((tol) => tolerates(tol, t)),
-  );
+  return (taints ?? []).filter((t) => isNoBind(t) && !(tolerations ?? []).some((tol) => tolerates(tol, t)));
 }
 
 /** Whether any taint blocks binding (is NoBind) for a claim that tolerates nothing. */
 export function hasNoBindTaint(taints: readonly Taint[] | undefined): boolean {
-  return taints !== undefined && taints.some((t) => (t.effect ?? 'NoBind') === 'NoBind');
+  return taints !== undefined && taints.some(isNoBind);
 }
 
 export function describeTaint(t: Taint): string {

@@ -26,6 +26,7 @@ import type { ServerBoot } from '../../api/maintenance/v1alpha1/serverboot.js';
 import type { Policy } from '../../policies/schema.js';
 import { durationMs } from '../../lib/policy/durations.js';
 import { approvalRequired } from '../../webhook/rules/eviction.js';
+import { isNoBind } from '../../webhook/taints.js';
 import { serverBootFromMaintenance } from '../boot/from-maintenance.js';
 import { findCondition, makeCondition, type ConditionInput } from '../shared/conditions.js';
 import {
@@ -282,7 +283,7 @@ function parkHeldBy(server: Server | undefined, uid: string): boolean {
 }
 
 export function taintValue(server: Server, key: string): string | undefined {
-  const t = (server.spec.taints ?? []).find((x) => x.key === key && (x.effect ?? 'NoBind') === 'NoBind');
+  const t = (server.spec.taints ?? []).find((x) => x.key === key && isNoBind(x));
   return t ? (t.value ?? '') : undefined;
 }
 
