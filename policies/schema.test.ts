@@ -1,7 +1,11 @@
 import { readFileSync } from 'node:fs';
-import { parse } from 'yaml';
+import { parse, parseAllDocuments } from 'yaml';
 import { DEFAULT_POLICY, POLICY_CONFIGMAP } from './schema.js';
 import { mergeOntoDefaults, parseDuration, validatePolicy } from './validate.js';
+
+type WebhookConfiguration = {
+  webhooks: { name: string; matchConditions?: { expression: string }[] }[];
+};
 
 const defaultYaml = readFileSync(new URL('./default-policy.yaml', import.meta.url), 'utf8');
 
@@ -18,6 +22,25 @@ describe('policy schema', () => {
     expect(cm.metadata).toMatchObject({ namespace: POLICY_CONFIGMAP.namespace, name: POLICY_CONFIGMAP.name });
     const doc: unknown = parse(cm.data[POLICY_CONFIGMAP.key]!);
     expect(doc).toEqual(DEFAULT_POLICY);
+  });
+
+  it("lets the webhook configuration wave through only identities the default policy's writers name", () => {
+    // The configuration admits the controllers' own status writes without calling the webhook; a name
+    // there that the policy does not list would be a writer nobody judges.
+    const docs = parseAllDocuments(
+      readFileSync(new URL('../manifests/webhook/webhooks.yaml', import.meta.url), 'utf8'),
+    ).map((d) => d.toJS() as WebhookConfiguration);
+    const skipped = (webhook: string) => {
+      const entry = docs.flatMap((d) => d.webhooks).find((w) => w.name === webhook);
+      const text = (entry?.matchConditions ?? []).map((c) => c.expression).join(' ');
+      return [...text.matchAll(/'(system:serviceaccount:[^']+)'/g)].map((m) => m[1]);
+    };
+    const status = skipped('maintenance-status.contract.maintenance.metal.ironcore.dev');
+    const announcements = skipped('claim-announcements.contract.maintenance.metal.ironcore.dev');
+    expect(status.length).toBeGreaterThan(0);
+    expect(announcements.length).toBeGreaterThan(0);
+    for (const name of status) expect(DEFAULT_POLICY.writers.maintenanceStatus).toContain(name);
+    for (const name of announcements) expect(DEFAULT_POLICY.writers.announcements).toContain(name);
   });
 
   it('names the field, the reason and valid values for a malformed duration', () => {

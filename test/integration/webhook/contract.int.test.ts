@@ -156,11 +156,25 @@ describe('contract', () => {
     expect(phased.status?.maintenance?.announcements).toHaveLength(1);
   });
 
+  /** Every decision the (single) replica has made so far, from its metrics. */
+  async function decisions(): Promise<number> {
+    const { body } = await webhook.get(0, '/metrics');
+    return [...body.matchAll(/^metal_webhook_decisions_total\{[^}]*\} (\d+)$/gm)].reduce(
+      (sum, m) => sum + Number(m[1]),
+      0,
+    );
+  }
+
   test('only the maintenance controllers write ServerMaintenance status', async () => {
     const m = await maintenances(admin).create(maintenance(ns, uniqueName('m'), uniqueName('srv')));
     await expectDenied(() => setState(admin, m, { state: 'Announced' }), 'METAL_ERR_FORBIDDEN_WRITER', 403);
+    // The controllers' own writes are admitted by the webhook configuration, without a call.
+    const before = await decisions();
     expect((await setState(mc.client, m, { state: 'Announced' })).status?.state).toBe('Announced');
     expect((await setState(ac.client, m, { state: 'Approved' })).status?.state).toBe('Approved');
+    expect(await decisions()).toBe(before);
+    await expectDenied(() => setState(admin, m, { state: 'Pending' }), 'METAL_ERR_FORBIDDEN_WRITER', 403);
+    expect(await decisions()).toBe(before + 1);
   });
 
   test('a ServerBoot on a claimed server must run inside its InMaintenance maintenance', async () => {

@@ -66,6 +66,16 @@ export async function controllerIdentity(
 }
 
 /**
+ * Some other automation in metal-maintenance-system with the approval controller's rights: its writes
+ * reach the webhook (only the controllers' own are admitted without a call), so the policy decides.
+ */
+export async function otherWriterIdentity(admin: KubeClient, name = 'ops-automation'): Promise<Identity> {
+  return identity(
+    await serviceAccountKubeconfig(admin, SYSTEM_NAMESPACE, name, CONTROLLER_RULES['approval-controller']),
+  );
+}
+
+/**
  * A tenant: a ServiceAccount in its namespace with a namespaced Role over claims (status included, so
  * that the webhook, not RBAC, is what refuses announcement writes) and read access to maintenances.
  */

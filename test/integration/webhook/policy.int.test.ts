@@ -7,7 +7,7 @@ import type { KubeObject } from '../../../api/schema/meta.js';
 import type { KubeClient } from '../../../lib/kube/client.js';
 import { KubeApiError } from '../../../lib/kube/errors.js';
 import { Core } from '../../../lib/kube/resources.js';
-import { POLICY_CONFIGMAP } from '../../../policies/schema.js';
+import { DEFAULT_POLICY, POLICY_CONFIGMAP } from '../../../policies/schema.js';
 import {
   claims,
   claim,
@@ -15,6 +15,7 @@ import {
   expectDenied,
   maintenance,
   maintenances,
+  otherWriterIdentity,
   setState,
   tenantIdentity,
   type Identity,
@@ -28,6 +29,7 @@ describe('policy ConfigMap', () => {
   let webhook: WebhookHandle;
   let tenant: Identity;
   let ac: Identity;
+  let other: Identity;
   let ns: string;
 
   const configMaps = () => admin.resource<ConfigMap>(Core.ConfigMap);
@@ -70,6 +72,7 @@ describe('policy ConfigMap', () => {
     ns = await freshNamespace(admin, 'policy');
     tenant = await tenantIdentity(admin, ns);
     ac = await controllerIdentity(admin, 'approval-controller');
+    other = await otherWriterIdentity(admin);
   }, 90_000);
   afterAll(async () => {
     // Later test files share the control plane: leave the default policy in force.
@@ -77,6 +80,7 @@ describe('policy ConfigMap', () => {
     await webhook?.stop();
     await tenant?.client.close();
     await ac?.client.close();
+    await other?.client.close();
     await admin?.close();
   });
 
@@ -102,19 +106,24 @@ describe('policy ConfigMap', () => {
     expect(await legacyDenied()).toBe(false);
     await writePolicy('legacyLabels:\n  mode: deny\n');
     await waitFor('the webhook to deny the legacy label', legacyDenied);
-    // The writers list is policy too: drop the approval controller and it may no longer write status.
+    // The writers list is policy too: another automation may write status once the policy names it.
     const m = await maintenances(admin).create(maintenance(ns, uniqueName('m'), uniqueName('srv')));
-    await writePolicy(
-      'legacyLabels: {mode: deny}\nwriters:\n  maintenanceStatus:\n    - system:serviceaccount:metal-maintenance-system:maintenance-controller\n',
-    );
-    await waitFor('the webhook to refuse the approval controller', async () => {
+    const mayWrite = async () => {
       try {
-        await setState(ac.client, m, { state: 'Announced' }, true);
-        return false;
+        await setState(other.client, m, { state: 'Announced' }, true);
+        return true;
       } catch (e) {
-        return e instanceof KubeApiError && e.status.message?.includes('METAL_ERR_FORBIDDEN_WRITER');
+        if (e instanceof KubeApiError && e.status.message?.includes('METAL_ERR_FORBIDDEN_WRITER'))
+          return false;
+        throw e;
       }
-    });
+    };
+    expect(await mayWrite()).toBe(false);
+    const writers = [...DEFAULT_POLICY.writers.maintenanceStatus, other.username];
+    await writePolicy(
+      `legacyLabels: {mode: deny}\nwriters:\n  maintenanceStatus: ${JSON.stringify(writers)}\n`,
+    );
+    await waitFor('the webhook to admit the writer the policy added', mayWrite);
     // A refused update changes nothing: deny mode is still in force.
     await expectDenied(
       () => writePolicy('legacyLabels: {mode: sometimes}\n'),
@@ -122,8 +131,10 @@ describe('policy ConfigMap', () => {
       422,
     );
     expect(await legacyDenied()).toBe(true);
+    expect(await mayWrite()).toBe(true);
     await restoreDefault();
     await waitFor('the default policy back in force', async () => !(await legacyDenied()));
+    expect(await mayWrite()).toBe(false);
     expect((await setState(ac.client, m, { state: 'Announced' })).status?.state).toBe('Announced');
   });
 
