@@ -195,7 +195,7 @@ export const PolicySchema = Closed(
         maintenanceStatus: Usernames('Users (service accounts) that may write ServerMaintenance status.'),
         announcements: Usernames('Users (service accounts) that may write ServerClaim status.maintenance.'),
       },
-      'Controller identities; anybody else is denied these writes.',
+      "Controller identities; anybody else is denied these writes. The webhook configuration admits the default controllers' own writes without a call, so removing one of them here does not revoke it (take the write away in its RBAC).",
     ),
   },
   'Maintenance policy, read from a ConfigMap.',
