@@ -295,6 +295,8 @@ describe('reserveGrants', () => {
       status: 429,
       retryAfterSeconds: 30,
       warnings: ['w'],
+      // Which budget, as a key the maintenance controller waits on (see BUDGET_CAUSE).
+      causes: [{ reason: 'DisruptionBudget', field: 'ServerDisruptionBudget//fleet' }],
     });
     expect(d.message).toMatch(/fleet: 0 unavailable, 0 allowed .*retry in 30s/);
   });

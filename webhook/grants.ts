@@ -474,8 +474,19 @@ export function createGrantor(store: BudgetStore, options: GrantOptions = {}): G
 }
 
 /** The admission decision for a grant result. */
+/**
+ * The cause reason that names the budget a denial is about: field is `Kind/namespace/name` (refKey), so
+ * that a controller can wait for that budget's releases and not for every budget's (Kubernetes' own
+ * eviction denials carry a `DisruptionBudget` cause too).
+ */
+export const BUDGET_CAUSE = 'DisruptionBudget';
+
 export function grantDecision(result: GrantResult, warnings: string[] = []): Decision {
   if (result.granted) return allow(warnings);
   const d = result.denial;
-  return deny(d.code, d.message, { warnings, retryAfterSeconds: d.retryAfterSeconds });
+  return deny(d.code, d.message, {
+    warnings,
+    retryAfterSeconds: d.retryAfterSeconds,
+    ...(d.ref ? { causes: [{ reason: BUDGET_CAUSE, field: refKey(d.ref), message: d.message }] } : {}),
+  });
 }

@@ -269,8 +269,12 @@ describe('webhook server: health, readiness, logs', () => {
       code: Codes.BUDGET_EXHAUSTED,
       retryAfterSeconds: 30,
       msg: expect.stringContaining('ServerDisruptionBudget fleet'),
+      // The DisruptionBudget cause names the budget (refKey), for the controllers and for grep.
+      fields: ['ServerDisruptionBudget//fleet'],
     });
-    // No cause names a field: the key is left out rather than logged empty.
+    // A cordoned server's denial has a cause without a field: the key is left out, not logged empty.
+    await post(app, '/validate/placement', loadReview('claim-set-serverref-cordoned'));
+    expect(lines.at(-1)).toMatchObject({ rule: 'placement', code: Codes.SERVER_UNCLAIMABLE });
     expect(lines.at(-1)).not.toHaveProperty('fields');
   });
 

@@ -53,6 +53,7 @@ import {
   fullBudget,
   fullBudgetMessage,
   retryAfterDenial,
+  keepsWokenSlot,
   slotsFreed,
   type FullBudget,
 } from './waiters.js';
@@ -89,6 +90,13 @@ const grantIndex = (b: AnyBudget) => (b.status?.grants ?? []).map((g) => g.maint
 
 /** A maintenance whose next step a slot waits for: running, or deleted and being undone. */
 const runsOrUndoes = (m: ServerMaintenance) => isDeleting(m) || stateOf(m) === 'InMaintenance';
+/** A budget's refKey, as the webhook's denials name it (the fleet kind is the one with a serverSelector). */
+const budgetKeyOf = (b: AnyBudget) =>
+  refKey({
+    kind: 'serverSelector' in b.spec ? 'ServerDisruptionBudget' : 'ServerClaimDisruptionBudget',
+    namespace: b.metadata.namespace,
+    name: b.metadata.name ?? '',
+  });
 
 export class MaintenanceReconciler {
   readonly #mgr: Manager;
@@ -109,8 +117,8 @@ export class MaintenanceReconciler {
   readonly #busy = new Set<string>();
   /** uid -> budget denials in a row: the safety timer doubles with each (60 s, 120 s, ...). */
   readonly #budgetDenials = new Map<string, number>();
-  /** uid -> refusals since a release woke it, until it is admitted or gives the slot up. */
-  readonly #woken = new Map<string, number>();
+  /** uid -> refusals since a release of `budget` woke it, until it is admitted or gives the slot up. */
+  readonly #woken = new Map<string, { refusals: number; budget: string }>();
   /** budget key -> its batching releaser (one per budget the controller has released on). */
   readonly #releasers = new Map<string, LedgerReleaser<AnyBudget>>();
   /** uid -> attempts held back in a row by a cached full budget. */
@@ -199,19 +207,17 @@ export class MaintenanceReconciler {
       // grant, release and status write: enqueueing every holder on each was O(K) work per event).
       for (const s of changedGrantServers(before, after))
         if (this.#maintenances.byIndex('server', s).length > 0) this.#enqueue(s);
-      // A deleted budget limits nobody any more: every waiter looks again.
-      const freed = !after ? this.#waiters.size : before ? slotsFreed(before, after) : 0;
-      if (freed > 0) this.#wake(freed);
+      const budget = budgetKeyOf((after ?? before)!);
+      // A deleted budget limits nobody any more: every waiter it refused looks again.
+      const freed = !after ? this.#waiters.waitingFor(budget) : before ? slotsFreed(before, after) : 0;
+      if (freed > 0) this.#wake(freed, budget);
     };
     for (const inf of [this.#sdbs, this.#scdbs] as Informer<AnyBudget>[]) {
       inf.on({
         add: (b) => onBudget(undefined, b),
         update: (o, b) => onBudget(o, b),
         delete: (b) => {
-          const kind = 'serverSelector' in b.spec ? 'ServerDisruptionBudget' : 'ServerClaimDisruptionBudget';
-          this.#releasers.delete(
-            refKey({ kind, namespace: b.metadata.namespace, name: b.metadata.name ?? '' }),
-          );
+          this.#releasers.delete(budgetKeyOf(b));
           onBudget(b, undefined);
         },
       });
@@ -241,11 +247,11 @@ export class MaintenanceReconciler {
     this.#heldBack.delete(uid);
   }
 
-  #wake(n: number): void {
-    for (const server of this.#waiters.take(n)) {
+  #wake(n: number, budget: string): void {
+    for (const server of this.#waiters.take(n, budget)) {
       for (const m of this.#maintenances.byIndex('server', server)) {
         this.#backoff.delete(uidOf(m));
-        this.#woken.set(uidOf(m), 0);
+        this.#woken.set(uidOf(m), { refusals: 0, budget });
       }
       this.#enqueue(server, true);
     }
@@ -518,6 +524,7 @@ export class MaintenanceReconciler {
         reason: full.paused ? 'BudgetPaused' : 'BudgetExhausted',
         message: fullBudgetMessage(full),
         retryAfterMs: undefined,
+        budget: refKey({ kind: 'ServerDisruptionBudget', name: full.name }),
       });
       if (this.#heldBack.get(uidOf(m)) !== 1) return waits;
       // The first hold-back looks again soon: our copy of the server may be behind the budget's count
@@ -579,14 +586,17 @@ export class MaintenanceReconciler {
   async #denied(
     serverName: string,
     attempt: Attempt,
-    denial: Pick<AdmissionDenial, 'code' | 'reason' | 'message' | 'retryAfterMs'>,
+    denial: Pick<AdmissionDenial, 'code' | 'reason' | 'message' | 'retryAfterMs' | 'budget'>,
   ): Promise<{ ms: number; reason: string }> {
     const { m } = attempt;
     this.#metrics.denied.inc({ reason: denial.reason });
     const budget = BUDGET_REASONS.has(denial.reason);
+    const woken = this.#woken.get(uidOf(m));
     const delay = Math.min(this.#o.maxBackoffMs, this.#waitAfterDenial(uidOf(m), denial));
     this.#backoff.set(uidOf(m), Date.now() + delay);
-    if (budget) this.#waiters.add(serverName, m);
+    if (budget) this.#waiters.add(serverName, m, denial.budget);
+    // Woken for a slot it cannot use: the next waiter of that budget gets it, now rather than at its timer.
+    if (woken && !keepsWokenSlot(woken.budget, denial)) this.#wake(1, woken.budget);
     if (denial.reason === 'ServerBusy') this.#busy.add(uidOf(m));
     this.#metrics.budgetWaiters.set(this.#waiters.size);
     await this.#recordDenial(attempt, denial.reason, denial.message);
@@ -598,13 +608,18 @@ export class MaintenanceReconciler {
   }
 
   /** How long a denied maintenance waits before it asks again on its own (see retryAfterDenial). */
-  #waitAfterDenial(uid: string, denial: { reason: string; retryAfterMs: number | undefined }): number {
+  #waitAfterDenial(
+    uid: string,
+    denial: { reason: string; retryAfterMs: number | undefined; budget?: string },
+  ): number {
+    const woken = this.#woken.get(uid);
+    const keeps = woken !== undefined && keepsWokenSlot(woken.budget, denial);
     const next = retryAfterDenial(denial, {
-      woken: this.#woken.get(uid),
+      woken: keeps ? woken.refusals : undefined,
       budgetDenials: this.#budgetDenials.get(uid) ?? 0,
     });
-    if (next.woken === undefined) this.#woken.delete(uid);
-    else this.#woken.set(uid, next.woken);
+    if (next.woken === undefined || !keeps) this.#woken.delete(uid);
+    else this.#woken.set(uid, { refusals: next.woken, budget: woken.budget });
     if (next.budgetDenials === 0) this.#budgetDenials.delete(uid);
     else this.#budgetDenials.set(uid, next.budgetDenials);
     return next.ms;

@@ -1,6 +1,15 @@
 // Which budget updates free slots, and who is woken for them.
 import { describe, expect, it } from '@jest/globals';
-import { budgetRoom, fullBudget, fullBudgetMessage, retryAfterDenial, slotsFreed } from './waiters.js';
+import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import {
+  BudgetWaiters,
+  budgetRoom,
+  fullBudget,
+  fullBudgetMessage,
+  keepsWokenSlot,
+  retryAfterDenial,
+  slotsFreed,
+} from './waiters.js';
 
 const grants = (...uids: string[]) => uids.map((maintenanceUID) => ({ maintenanceUID }));
 /** A budget whose status the budget controller computed over `seen` grants, now holding `held`. */
@@ -138,5 +147,65 @@ describe('retryAfterDenial', () => {
       retryAfterDenial({ reason: 'BudgetPaused', retryAfterMs: 10 }, { woken: undefined, budgetDenials: 0 })
         .ms,
     ).toBe(1000);
+  });
+});
+
+describe('BudgetWaiters', () => {
+  const FLEET = 'ServerDisruptionBudget//fleet';
+  const TENANT = 'ServerClaimDisruptionBudget/t1/db';
+  /** A maintenance created `minute` minutes into the day: earlier is first in queue order. */
+  const m = (name: string, minute: number) =>
+    ({
+      metadata: {
+        name,
+        namespace: 'ns',
+        creationTimestamp: `2026-11-30T00:${String(minute).padStart(2, '0')}:00Z`,
+      },
+      spec: { serverRef: { name } },
+    }) as unknown as ServerMaintenance;
+
+  const waiters = () => {
+    const w = new BudgetWaiters();
+    w.add('s1', m('s1', 1), TENANT);
+    w.add('s2', m('s2', 2), FLEET);
+    w.add('s3', m('s3', 3));
+    w.add('s4', m('s4', 4), FLEET);
+    return w;
+  };
+
+  it('wakes, in queue order, only those the released budget refused and those whose denial named none', () => {
+    const w = waiters();
+    expect(w.take(1, FLEET)).toEqual(['s2']); // s1, first in the queue, waits for its tenant's budget
+    expect(w.take(5, FLEET)).toEqual(['s3', 's4']);
+    expect(w.take(1, FLEET)).toEqual([]);
+    expect(w.take(1, TENANT)).toEqual(['s1']);
+  });
+
+  it('takes the same ones through the sort used for many slots as through the scan used for few', () => {
+    expect(waiters().take(5, FLEET)).toEqual(['s2', 's3', 's4']);
+    expect(waiters().take(2, FLEET)).toEqual(['s2', 's3']);
+    expect(waiters().take(10)).toEqual(['s1', 's2', 's3', 's4']);
+  });
+
+  it('counts who waits for a budget (a deleted budget wakes all of them)', () => {
+    const w = waiters();
+    expect(w.waitingFor(FLEET)).toBe(3);
+    expect(w.waitingFor(TENANT)).toBe(2);
+    w.add('s3', m('s3', 3), TENANT); // refused again, this time naming its budget
+    expect(w.waitingFor(FLEET)).toBe(2);
+    expect(w.size).toBe(4);
+  });
+});
+
+describe('keepsWokenSlot', () => {
+  const FLEET = 'ServerDisruptionBudget//fleet';
+  it('keeps the slot only when the budget that woke it refuses it again for room', () => {
+    expect(keepsWokenSlot(FLEET, { reason: 'BudgetExhausted', budget: FLEET })).toBe(true);
+    expect(keepsWokenSlot(FLEET, { reason: 'BudgetExhausted' })).toBe(true); // the denial named none
+    expect(
+      keepsWokenSlot(FLEET, { reason: 'BudgetExhausted', budget: 'ServerClaimDisruptionBudget/t/db' }),
+    ).toBe(false);
+    expect(keepsWokenSlot(FLEET, { reason: 'ServerBusy' })).toBe(false);
+    expect(keepsWokenSlot(FLEET, { reason: 'BudgetConflict', budget: FLEET })).toBe(false);
   });
 });

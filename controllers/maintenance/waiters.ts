@@ -2,7 +2,9 @@
 // fallback timer; when a budget frees room (a grant released, or fewer servers unavailable) the
 // controller wakes as many waiters as slots were freed, in queue order across the fleet (priority,
 // class, age), instead of all of them: a thousand waiters retrying at every release would be a
-// thundering herd against the webhook and the budget's compare-and-swap.
+// thundering herd against the webhook and the budget's compare-and-swap. Only waiters refused by that
+// budget (or by one the denial did not name) are woken: a slot freed in the fleet budget must not go
+// to a maintenance its tenant's budget still refuses, while the one the fleet budget refused sleeps.
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { LabelSelector } from '../../api/schema/common.js';
 import { maxAllowedUnavailable } from '../../webhook/rules/eviction.js';
@@ -10,13 +12,19 @@ import { matchesSelector } from '../../webhook/selectors.js';
 import { domainOf } from '../../webhook/world.js';
 import { compareQueueKeys, queueKey, type QueueKey } from './queue.js';
 
-export class BudgetWaiters {
-  /** server -> the queue key of the maintenance waiting on it (computed once: take() runs per release). */
-  readonly #waiting = new Map<string, QueueKey>();
+interface Waiter {
+  /** The queue key of the maintenance waiting (computed once: take() runs per release). */
+  key: QueueKey;
+  /** The budget that refused it (refKey); undefined when the denial did not say. */
+  budget: string | undefined;
+}
 
-  /** Records that `server` waits for room for maintenance `m`. */
-  add(server: string, m: ServerMaintenance): void {
-    this.#waiting.set(server, queueKey(m));
+export class BudgetWaiters {
+  readonly #waiting = new Map<string, Waiter>();
+
+  /** Records that `server` waits for room in `budget` (refKey; undefined: unknown) for maintenance `m`. */
+  add(server: string, m: ServerMaintenance, budget?: string): void {
+    this.#waiting.set(server, { key: queueKey(m), budget });
   }
 
   remove(server: string): void {
@@ -31,26 +39,42 @@ export class BudgetWaiters {
     return this.#waiting.size;
   }
 
-  /** The first `n` waiting servers in queue order of their maintenance; they leave the set. */
-  take(n: number): string[] {
+  /**
+   * The first `n` servers in queue order of their maintenance among those waiting for `budget` (or for
+   * a budget nobody named; every waiter when `budget` is undefined); they leave the set.
+   */
+  take(n: number, budget?: string): string[] {
     if (n <= 0 || this.#waiting.size === 0) return [];
+    const eligible = (w: Waiter) => budget === undefined || w.budget === undefined || w.budget === budget;
     const taken: string[] = [];
     // A release frees one or two slots: a scan per slot is O(waiters), where a sort was O(w log w).
     if (n <= 4) {
-      for (let i = 0; i < n && this.#waiting.size > 0; i++) {
-        let first: [string, QueueKey] | undefined;
-        for (const e of this.#waiting) if (!first || compareQueueKeys(e[1], first[1]) < 0) first = e;
-        this.#waiting.delete(first![0]);
-        taken.push(first![0]);
+      for (let i = 0; i < n; i++) {
+        let first: [string, Waiter] | undefined;
+        for (const e of this.#waiting)
+          if (eligible(e[1]) && (!first || compareQueueKeys(e[1].key, first[1].key) < 0)) first = e;
+        if (!first) break;
+        this.#waiting.delete(first[0]);
+        taken.push(first[0]);
       }
       return taken;
     }
-    const order = [...this.#waiting].sort(([, a], [, b]) => compareQueueKeys(a, b)).slice(0, n);
+    const order = [...this.#waiting]
+      .filter(([, w]) => eligible(w))
+      .sort(([, a], [, b]) => compareQueueKeys(a.key, b.key))
+      .slice(0, n);
     for (const [server] of order) {
       this.#waiting.delete(server);
       taken.push(server);
     }
     return taken;
+  }
+
+  /** How many servers wait for `budget` (refKey), or for a budget nobody named. */
+  waitingFor(budget: string): number {
+    let n = 0;
+    for (const w of this.#waiting.values()) if (w.budget === undefined || w.budget === budget) n++;
+    return n;
   }
 }
 
@@ -77,6 +101,19 @@ const BUDGET_RECHECK_MS = 60_000;
  */
 const WOKEN_RETRY_MS = 250;
 const WOKEN_RETRIES = 5;
+
+/**
+ * Whether a waiter woken by a release of `wokenBy` (refKey) and refused again still has a claim on the
+ * slot it was woken for: only when that same budget refused it for room (the webhook's caches had not
+ * seen the release yet). Refused by another budget, or for another reason, it has no use for the slot,
+ * and the next waiter of `wokenBy` should have it.
+ */
+export function keepsWokenSlot(
+  wokenBy: string,
+  denial: { reason: string; budget?: string | undefined },
+): boolean {
+  return ENDED_BY_RELEASE.has(denial.reason) && (denial.budget === undefined || denial.budget === wokenBy);
+}
 
 /** Where a maintenance stands in its waiting: refusals since a release woke it, budget denials in a row. */
 export interface WaitState {

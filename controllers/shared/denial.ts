@@ -1,7 +1,9 @@
 // Reading a webhook denial off a failed write. The API server hands the webhook's Status back to
 // the client: the message is `admission webhook "<name>" denied the request: <CODE>: <text>` and,
-// for a 429, details.retryAfterSeconds carries the webhook's retry hint.
+// for a 429, details.retryAfterSeconds carries the webhook's retry hint, and a budget denial names
+// its budget in a DisruptionBudget cause.
 import { Codes, type Code } from '../../webhook/codes.js';
+import { BUDGET_CAUSE } from '../../webhook/grants.js';
 import { KubeApiError } from '../../lib/kube/errors.js';
 
 export interface AdmissionDenial {
@@ -14,6 +16,8 @@ export interface AdmissionDenial {
   /** The retry hint; undefined when the webhook gave none (a 403: retrying will not help soon). */
   retryAfterMs: number | undefined;
   httpStatus: number;
+  /** The budget without room (refKey), when the denial names one (see BUDGET_CAUSE). */
+  budget?: string;
 }
 
 const REASONS: Partial<Record<Code, string>> = {
@@ -58,11 +62,13 @@ export function admissionDenial(e: unknown): AdmissionDenial | undefined {
   // The webhook appends "(retry in Ns)" to the message; the structured hint is in details.
   const message = match[2]!.replace(/ \(retry in \d+s\)$/, '');
   const seconds = e.status.details?.retryAfterSeconds;
+  const budget = e.status.details?.causes?.find((c) => c.reason === BUDGET_CAUSE)?.field;
   return {
     code,
     reason: reasonForCode(code),
     message,
     retryAfterMs: typeof seconds === 'number' && seconds > 0 ? seconds * 1000 : undefined,
     httpStatus: e.statusCode,
+    ...(budget ? { budget } : {}),
   };
 }

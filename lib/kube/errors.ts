@@ -11,7 +11,8 @@ export interface KubeStatus {
   details?: {
     name?: string;
     kind?: string;
-    causes?: { type?: string; message?: string; field?: string }[];
+    /** StatusCause: its type is `reason` on the wire. */
+    causes?: { reason?: string; message?: string; field?: string }[];
     retryAfterSeconds?: number;
   };
 }

@@ -437,15 +437,19 @@ export async function eventsFor(
   return list.items.filter((e) => e.regarding.name === name);
 }
 
-/** A fleet budget over exactly one case's servers. */
+/** A fleet budget over exactly one case's servers (or over the servers `matchLabels` selects). */
 export async function caseBudget(
   lc: Lifecycle,
   fleet: Fleet,
   maxUnavailable: number | string,
+  options: { name?: string; matchLabels?: Record<string, string> } = {},
 ): Promise<ServerDisruptionBudget> {
   const budget = await lc.sdbs.create({
-    metadata: { name: `${fleet.name}-budget` },
-    spec: { serverSelector: { matchLabels: { [CASE_LABEL]: fleet.name } }, maxUnavailable },
+    metadata: { name: options.name ?? `${fleet.name}-budget` },
+    spec: {
+      serverSelector: { matchLabels: options.matchLabels ?? { [CASE_LABEL]: fleet.name } },
+      maxUnavailable,
+    },
   });
   // The webhook refuses a budget whose status predates its spec: wait for the budget controller.
   return waitFor(

@@ -13,6 +13,7 @@ import {
   metricsOf,
   sample,
   overlaps,
+  peakInMaintenance,
   startLifecycle,
   startOrder,
   stateOf,
@@ -142,4 +143,47 @@ describe('budgets count every kind of unavailability', () => {
     for (const n of names) await finish(lc, n);
     for (const n of names) await waitForGone(lc, n);
   }, 90_000);
+
+  it('gives a slot a budget frees to a maintenance that budget refused, not to one another budget still refuses', async () => {
+    // Budget A (1 of the a-servers) and budget B (2 of all four). wake-a2 is first in the queue but
+    // waits for A; wake-b2 waits for B. B's slot must go to wake-b2 at once: before, the release woke
+    // wake-a2 (refused again by A), and wake-b2 waited for its own timer, a minute later.
+    const group = { 'lifecycle.metal.ironcore.dev/wake-group': 'both' };
+    const fa = await lc.fleet('wake-a', { servers: 2, serverLabels: group });
+    const fb = await lc.fleet('wake-b', { servers: 2, serverLabels: group });
+    const [a1, a2] = fa.servers as [string, string];
+    const [b1, b2] = fb.servers as [string, string];
+    await caseBudget(lc, fa, 1, { name: `${fa.name}-a` });
+    await caseBudget(lc, fa, 2, { name: `${fa.name}-b`, matchLabels: group });
+    await lc.maintenance('wake-a1', a1, {}, HOLD_FOREVER);
+    await lc.maintenance('wake-b1', b1, {}, HOLD_FOREVER);
+    await waitForState(lc, 'wake-a1', 'InMaintenance');
+    await waitForState(lc, 'wake-b1', 'InMaintenance');
+    await lc.maintenance('wake-a2', a2, {}, HOLD_FOREVER);
+    await lc.maintenance('wake-b2', b2, {}, HOLD_FOREVER);
+    for (const n of ['wake-a2', 'wake-b2'])
+      await waitForMaintenance(
+        lc,
+        n,
+        'BudgetExhausted',
+        (m) => conditionOf(m, 'Admitted')?.reason === 'BudgetExhausted',
+      );
+
+    // Past the first quick re-check of a refusal (2 s): both now wait for a release, or a minute.
+    await sleep(5000);
+    await finish(lc, 'wake-b1');
+    await waitForGone(lc, 'wake-b1');
+    const freedAt = Date.now();
+    await waitForState(lc, 'wake-b2', 'InMaintenance', { timeoutMs: 20_000 });
+    expect(Date.now() - freedAt).toBeLessThan(20_000);
+    // A is still full: wake-a2 waits on, and nothing ever ran past either budget.
+    const a2m = await getMaintenance(lc, 'wake-a2');
+    expect(stateOf(a2m)).toBe('Approved');
+    expect(conditionOf(a2m, 'Admitted')?.reason).toBe('BudgetExhausted');
+    const mine = new Set([a1, a2, b1, b2]);
+    expect(overlaps(lc.history)).toEqual([]);
+    expect(peakInMaintenance(lc.history, mine)).toBeLessThanOrEqual(2);
+    for (const n of ['wake-a1', 'wake-a2', 'wake-b2']) await finish(lc, n);
+    for (const n of ['wake-a1', 'wake-a2', 'wake-b2']) await waitForGone(lc, n);
+  }, 120_000);
 });

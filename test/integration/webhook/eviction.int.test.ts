@@ -81,6 +81,10 @@ describe('eviction', () => {
     const err = await whenCached(() => expectDenied(() => enter(m2), 'METAL_ERR_BUDGET_EXHAUSTED', 429));
     expect(err.status.message).toContain(`ServerDisruptionBudget ${name}: 2 unavailable, 2 allowed`);
     expect(err.status.details?.retryAfterSeconds).toBe(30);
+    // The API server passes the cause that names the budget on to the writer (the controller waits on it).
+    expect(err.status.details?.causes).toContainEqual(
+      expect.objectContaining({ reason: 'DisruptionBudget', field: `ServerDisruptionBudget//${name}` }),
+    );
     expect((await maintenances(admin).get(m2.metadata.name!, ops)).status?.state).toBeUndefined();
     expect(await ledger(name)).toHaveLength(2);
   });
