@@ -54,10 +54,11 @@ import {
   fullBudgetMessage,
   retryAfterDenial,
   keepsWokenSlot,
-  slotsFreed,
+  slotsFreedByDomain,
+  type WakeScope,
   type FullBudget,
 } from './waiters.js';
-import { serverUnavailableReason } from '../../webhook/world.js';
+import { domainOf, serverUnavailableReason } from '../../webhook/world.js';
 import { MaintenanceMetrics } from './metrics.js';
 import { LedgerReleaser } from './releaser.js';
 
@@ -118,7 +119,7 @@ export class MaintenanceReconciler {
   /** uid -> budget denials in a row: the safety timer doubles with each (60 s, 120 s, ...). */
   readonly #budgetDenials = new Map<string, number>();
   /** uid -> refusals since a release of `budget` woke it, until it is admitted or gives the slot up. */
-  readonly #woken = new Map<string, { refusals: number; budget: string }>();
+  readonly #woken = new Map<string, { refusals: number; budget: string; domain: string }>();
   /** budget key -> its batching releaser (one per budget the controller has released on). */
   readonly #releasers = new Map<string, LedgerReleaser<AnyBudget>>();
   /** uid -> attempts held back in a row by a cached full budget. */
@@ -209,8 +210,10 @@ export class MaintenanceReconciler {
         if (this.#maintenances.byIndex('server', s).length > 0) this.#enqueue(s);
       const budget = budgetKeyOf((after ?? before)!);
       // A deleted budget limits nobody any more: every waiter it refused looks again.
-      const freed = !after ? this.#waiters.waitingFor(budget) : before ? slotsFreed(before, after) : 0;
-      if (freed > 0) this.#wake(freed, budget);
+      if (!after) this.#wake(this.#waiters.waitingFor({ budget }), { budget });
+      else if (before)
+        for (const { domain, freed } of slotsFreedByDomain(before, after))
+          this.#wake(freed, domain === undefined ? { budget } : { budget, domain });
     };
     for (const inf of [this.#sdbs, this.#scdbs] as Informer<AnyBudget>[]) {
       inf.on({
@@ -247,15 +250,24 @@ export class MaintenanceReconciler {
     this.#heldBack.delete(uid);
   }
 
-  #wake(n: number, budget: string): void {
-    for (const server of this.#waiters.take(n, budget)) {
+  #wake(n: number, scope: WakeScope & { budget: string }): void {
+    if (n <= 0) return;
+    for (const server of this.#waiters.take(n, scope)) {
+      const domain = this.#domainIn(scope.budget, server);
       for (const m of this.#maintenances.byIndex('server', server)) {
         this.#backoff.delete(uidOf(m));
-        this.#woken.set(uidOf(m), { refusals: 0, budget });
+        this.#woken.set(uidOf(m), { refusals: 0, budget: scope.budget, domain });
       }
       this.#enqueue(server, true);
     }
     this.#metrics.budgetWaiters.set(this.#waiters.size);
+  }
+
+  /** The server's topology domain in a budget (refKey): "" for claim budgets and those without a key. */
+  #domainIn(budget: string, server: string): string {
+    const sdb = this.#sdbs.list().find((b) => budgetKeyOf(b) === budget);
+    const labelled = sdb?.spec.topologyKey ? this.#servers.getByName(server) : undefined;
+    return labelled ? domainOf(labelled, sdb?.spec.topologyKey) : '';
   }
 
   #countByState(): Record<string, number> {
@@ -594,9 +606,16 @@ export class MaintenanceReconciler {
     const woken = this.#woken.get(uidOf(m));
     const delay = Math.min(this.#o.maxBackoffMs, this.#waitAfterDenial(uidOf(m), denial));
     this.#backoff.set(uidOf(m), Date.now() + delay);
-    if (budget) this.#waiters.add(serverName, m, denial.budget);
+    if (budget)
+      this.#waiters.add(
+        serverName,
+        m,
+        denial.budget,
+        denial.budget !== undefined ? this.#domainIn(denial.budget, serverName) : undefined,
+      );
     // Woken for a slot it cannot use: the next waiter of that budget gets it, now rather than at its timer.
-    if (woken && !keepsWokenSlot(woken.budget, denial)) this.#wake(1, woken.budget);
+    if (woken && !keepsWokenSlot(woken.budget, denial))
+      this.#wake(1, { budget: woken.budget, domain: woken.domain });
     if (denial.reason === 'ServerBusy') this.#busy.add(uidOf(m));
     this.#metrics.budgetWaiters.set(this.#waiters.size);
     await this.#recordDenial(attempt, denial.reason, denial.message);
@@ -619,7 +638,7 @@ export class MaintenanceReconciler {
       budgetDenials: this.#budgetDenials.get(uid) ?? 0,
     });
     if (next.woken === undefined || !keeps) this.#woken.delete(uid);
-    else this.#woken.set(uid, { refusals: next.woken, budget: woken.budget });
+    else this.#woken.set(uid, { ...woken, refusals: next.woken });
     if (next.budgetDenials === 0) this.#budgetDenials.delete(uid);
     else this.#budgetDenials.set(uid, next.budgetDenials);
     return next.ms;

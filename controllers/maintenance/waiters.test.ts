@@ -9,6 +9,7 @@ import {
   keepsWokenSlot,
   retryAfterDenial,
   slotsFreed,
+  slotsFreedByDomain,
 } from './waiters.js';
 
 const grants = (...uids: string[]) => uids.map((maintenanceUID) => ({ maintenanceUID }));
@@ -50,6 +51,51 @@ describe('slotsFreed', () => {
 
   it('counts released grants of a budget the budget controller has not computed yet', () => {
     expect(slotsFreed({ status: { grants: grants('a', 'b') } }, { status: { grants: grants('b') } })).toBe(1);
+  });
+});
+
+describe('slotsFreedByDomain', () => {
+  /** A per-rack budget as the budget controller computed it over `seen` grants per rack, holding `held`. */
+  const racks = (
+    allowed: Record<string, number>,
+    seen: Record<string, number>,
+    held: [string, string][],
+    paused = false,
+  ) => ({
+    spec: { paused },
+    status: {
+      disruptionsAllowed: paused ? 0 : Object.values(allowed).reduce((a, b) => a + b, 0),
+      domains: Object.keys(allowed).map((name) => ({ name, allowed: allowed[name], granted: seen[name] })),
+      grants: held.map(([maintenanceUID, domain]) => ({ maintenanceUID, domain })),
+    },
+  });
+
+  it('puts a released slot in the rack it was released in', () => {
+    const full = racks({ a: 0, b: 0 }, { a: 1, b: 1 }, [
+      ['m1', 'a'],
+      ['m2', 'b'],
+    ]);
+    const releasedA = racks({ a: 0, b: 0 }, { a: 1, b: 1 }, [['m2', 'b']]);
+    expect(slotsFreedByDomain(full, releasedA)).toEqual([{ domain: 'a', freed: 1 }]);
+    // The budget controller's recount after it frees nothing more.
+    expect(slotsFreedByDomain(releasedA, racks({ a: 1, b: 0 }, { a: 0, b: 1 }, [['m2', 'b']]))).toEqual([]);
+  });
+
+  it('frees without a domain what the domains do not explain: a budget unpaused', () => {
+    const paused = racks({ a: 1, b: 1 }, { a: 0, b: 0 }, [], true);
+    const unpaused = racks({ a: 1, b: 1 }, { a: 0, b: 0 }, []);
+    expect(slotsFreedByDomain(paused, unpaused)).toEqual([{ freed: 2 }]);
+  });
+
+  it('is the whole-budget count for a budget without topology (one domain "")', () => {
+    const one = (allowed: number, seen: number, held: string[]) =>
+      racks(
+        { '': allowed },
+        { '': seen },
+        held.map((u) => [u, ''] as [string, string]),
+      );
+    expect(slotsFreedByDomain(one(0, 2, ['a', 'b']), one(0, 2, ['b']))).toEqual([{ domain: '', freed: 1 }]);
+    expect(slotsFreedByDomain(one(1, 1, ['a']), one(1, 1, ['a', 'b']))).toEqual([]);
   });
 });
 
@@ -175,24 +221,36 @@ describe('BudgetWaiters', () => {
 
   it('wakes, in queue order, only those the released budget refused and those whose denial named none', () => {
     const w = waiters();
-    expect(w.take(1, FLEET)).toEqual(['s2']); // s1, first in the queue, waits for its tenant's budget
-    expect(w.take(5, FLEET)).toEqual(['s3', 's4']);
-    expect(w.take(1, FLEET)).toEqual([]);
-    expect(w.take(1, TENANT)).toEqual(['s1']);
+    expect(w.take(1, { budget: FLEET })).toEqual(['s2']); // s1, first in the queue, waits for its tenant's budget
+    expect(w.take(5, { budget: FLEET })).toEqual(['s3', 's4']);
+    expect(w.take(1, { budget: FLEET })).toEqual([]);
+    expect(w.take(1, { budget: TENANT })).toEqual(['s1']);
   });
 
   it('takes the same ones through the sort used for many slots as through the scan used for few', () => {
-    expect(waiters().take(5, FLEET)).toEqual(['s2', 's3', 's4']);
-    expect(waiters().take(2, FLEET)).toEqual(['s2', 's3']);
+    expect(waiters().take(5, { budget: FLEET })).toEqual(['s2', 's3', 's4']);
+    expect(waiters().take(2, { budget: FLEET })).toEqual(['s2', 's3']);
     expect(waiters().take(10)).toEqual(['s1', 's2', 's3', 's4']);
+  });
+
+  it('wakes, for a slot freed in one rack of a per-rack budget, a waiter in that rack', () => {
+    const RACKS = 'ServerDisruptionBudget//racks';
+    const w = new BudgetWaiters();
+    w.add('b1', m('b1', 1), RACKS, 'rack-b');
+    w.add('a1', m('a1', 2), RACKS, 'rack-a');
+    w.add('x1', m('x1', 3)); // its denial named no budget: any release may be its
+    expect(w.take(1, { budget: RACKS, domain: 'rack-a' })).toEqual(['a1']);
+    expect(w.take(1, { budget: RACKS, domain: 'rack-a' })).toEqual(['x1']);
+    expect(w.take(1, { budget: RACKS, domain: 'rack-a' })).toEqual([]);
+    expect(w.take(1, { budget: RACKS })).toEqual(['b1']); // a slot no domain explains: any of the budget's
   });
 
   it('counts who waits for a budget (a deleted budget wakes all of them)', () => {
     const w = waiters();
-    expect(w.waitingFor(FLEET)).toBe(3);
-    expect(w.waitingFor(TENANT)).toBe(2);
+    expect(w.waitingFor({ budget: FLEET })).toBe(3);
+    expect(w.waitingFor({ budget: TENANT })).toBe(2);
     w.add('s3', m('s3', 3), TENANT); // refused again, this time naming its budget
-    expect(w.waitingFor(FLEET)).toBe(2);
+    expect(w.waitingFor({ budget: FLEET })).toBe(2);
     expect(w.size).toBe(4);
   });
 });

@@ -17,14 +17,30 @@ interface Waiter {
   key: QueueKey;
   /** The budget that refused it (refKey); undefined when the denial did not say. */
   budget: string | undefined;
+  /** The server's topology domain in that budget ("" without a topologyKey). */
+  domain: string | undefined;
 }
+
+/** Which waiters a release may wake: those of `budget` (in `domain`, when known), and those nobody named. */
+export interface WakeScope {
+  budget?: string;
+  domain?: string;
+}
+
+const inScope = (w: Waiter, { budget, domain }: WakeScope) =>
+  budget === undefined ||
+  w.budget === undefined ||
+  (w.budget === budget && (domain === undefined || w.domain === undefined || w.domain === domain));
 
 export class BudgetWaiters {
   readonly #waiting = new Map<string, Waiter>();
 
-  /** Records that `server` waits for room in `budget` (refKey; undefined: unknown) for maintenance `m`. */
-  add(server: string, m: ServerMaintenance, budget?: string): void {
-    this.#waiting.set(server, { key: queueKey(m), budget });
+  /**
+   * Records that `server` waits for room in `budget` (refKey; undefined: unknown), in the server's
+   * `domain` of it, for maintenance `m`.
+   */
+  add(server: string, m: ServerMaintenance, budget?: string, domain?: string): void {
+    this.#waiting.set(server, { key: queueKey(m), budget, domain });
   }
 
   remove(server: string): void {
@@ -39,13 +55,10 @@ export class BudgetWaiters {
     return this.#waiting.size;
   }
 
-  /**
-   * The first `n` servers in queue order of their maintenance among those waiting for `budget` (or for
-   * a budget nobody named; every waiter when `budget` is undefined); they leave the set.
-   */
-  take(n: number, budget?: string): string[] {
+  /** The first `n` servers in queue order of their maintenance among those in `scope`; they leave the set. */
+  take(n: number, scope: WakeScope = {}): string[] {
     if (n <= 0 || this.#waiting.size === 0) return [];
-    const eligible = (w: Waiter) => budget === undefined || w.budget === undefined || w.budget === budget;
+    const eligible = (w: Waiter) => inScope(w, scope);
     const taken: string[] = [];
     // A release frees one or two slots: a scan per slot is O(waiters), where a sort was O(w log w).
     if (n <= 4) {
@@ -70,10 +83,10 @@ export class BudgetWaiters {
     return taken;
   }
 
-  /** How many servers wait for `budget` (refKey), or for a budget nobody named. */
-  waitingFor(budget: string): number {
+  /** How many servers wait in `scope`. */
+  waitingFor(scope: WakeScope): number {
     let n = 0;
-    for (const w of this.#waiting.values()) if (w.budget === undefined || w.budget === budget) n++;
+    for (const w of this.#waiting.values()) if (inScope(w, scope)) n++;
     return n;
   }
 }
@@ -178,6 +191,51 @@ export function slotsFreed(before: LedgerLike, after: LedgerLike): number {
   if (was !== undefined && is !== undefined) return Math.max(0, is - Math.max(0, was));
   const now = new Set((after.status?.grants ?? []).map((g) => g.maintenanceUID));
   return (before.status?.grants ?? []).filter((g) => !now.has(g.maintenanceUID)).length;
+}
+
+type DomainLedgerLike = {
+  spec?: { paused?: boolean };
+  status?: {
+    disruptionsAllowed?: number;
+    grants?: { maintenanceUID: string; domain?: string }[];
+    domains?: { name: string; granted?: number; allowed?: number }[];
+  };
+};
+
+/** Room per topology domain, as budgetRoom counts it for the whole budget; undefined without domains. */
+function roomByDomain(b: DomainLedgerLike): Map<string, number> | undefined {
+  const domains = b.status?.domains;
+  if (!domains || b.spec?.paused === true) return undefined;
+  const held = new Map<string, number>();
+  for (const g of b.status?.grants ?? []) held.set(g.domain ?? '', (held.get(g.domain ?? '') ?? 0) + 1);
+  return new Map(
+    domains.map((d) => [d.name, (d.allowed ?? 0) - ((held.get(d.name) ?? 0) - (d.granted ?? 0))]),
+  );
+}
+
+/**
+ * Where a budget update freed its slots (slotsFreed): per topology domain, so that a release in rack A
+ * wakes a waiter in rack A, not the first waiter of the budget, who may wait in rack B. Slots the
+ * domains do not explain (a budget unpaused, one not computed yet) come without a domain.
+ */
+export function slotsFreedByDomain(
+  before: DomainLedgerLike,
+  after: DomainLedgerLike,
+): { domain?: string; freed: number }[] {
+  const total = slotsFreed(before, after);
+  if (total <= 0) return [];
+  const was = roomByDomain(before);
+  const is = roomByDomain(after);
+  const out: { domain?: string; freed: number }[] = [];
+  let left = total;
+  if (was && is)
+    for (const [domain, room] of is) {
+      const freed = Math.min(left, Math.max(0, room - Math.max(0, was.get(domain) ?? 0)));
+      if (freed > 0) out.push({ domain, freed });
+      left -= freed;
+    }
+  if (left > 0) out.push({ freed: left });
+  return out;
 }
 
 type Ledger = {

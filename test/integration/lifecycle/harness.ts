@@ -442,13 +442,14 @@ export async function caseBudget(
   lc: Lifecycle,
   fleet: Fleet,
   maxUnavailable: number | string,
-  options: { name?: string; matchLabels?: Record<string, string> } = {},
+  options: { name?: string; matchLabels?: Record<string, string>; topologyKey?: string } = {},
 ): Promise<ServerDisruptionBudget> {
   const budget = await lc.sdbs.create({
     metadata: { name: options.name ?? `${fleet.name}-budget` },
     spec: {
       serverSelector: { matchLabels: options.matchLabels ?? { [CASE_LABEL]: fleet.name } },
       maxUnavailable,
+      ...(options.topologyKey ? { topologyKey: options.topologyKey } : {}),
     },
   });
   // The webhook refuses a budget whose status predates its spec: wait for the budget controller.

@@ -186,4 +186,41 @@ describe('budgets count every kind of unavailability', () => {
     for (const n of ['wake-a1', 'wake-a2', 'wake-b2']) await finish(lc, n);
     for (const n of ['wake-a1', 'wake-a2', 'wake-b2']) await waitForGone(lc, n);
   }, 120_000);
+
+  it('gives a slot freed in one rack of a per-rack budget to a maintenance waiting in that rack', async () => {
+    // One per rack. rack-b2 is first in the queue (priority) but waits for rack b; rack-a2 waits for
+    // rack a. A slot freed in rack a must go to rack-a2 at once, not to rack-b2 (refused again) while
+    // rack-a2 sleeps out its minute.
+    const RACK = 'lifecycle.metal.ironcore.dev/rack';
+    const group = { 'lifecycle.metal.ironcore.dev/rack-group': 'both' };
+    const fa = await lc.fleet('rack-a', { servers: 2, serverLabels: { ...group, [RACK]: 'a' } });
+    const fb = await lc.fleet('rack-b', { servers: 2, serverLabels: { ...group, [RACK]: 'b' } });
+    const [a1, a2] = fa.servers as [string, string];
+    const [b1, b2] = fb.servers as [string, string];
+    await caseBudget(lc, fa, 1, { name: `${fa.name}-racks`, matchLabels: group, topologyKey: RACK });
+    await lc.maintenance('rack-a1', a1, {}, HOLD_FOREVER);
+    await lc.maintenance('rack-b1', b1, {}, HOLD_FOREVER);
+    await waitForState(lc, 'rack-a1', 'InMaintenance');
+    await waitForState(lc, 'rack-b1', 'InMaintenance');
+    await lc.maintenance('rack-b2', b2, { priority: 10 }, HOLD_FOREVER);
+    await lc.maintenance('rack-a2', a2, {}, HOLD_FOREVER);
+    for (const n of ['rack-a2', 'rack-b2'])
+      await waitForMaintenance(
+        lc,
+        n,
+        'BudgetExhausted',
+        (m) => conditionOf(m, 'Admitted')?.reason === 'BudgetExhausted',
+      );
+    // Past the first quick re-check of a refusal (2 s): both now wait for a release, or a minute.
+    await sleep(5000);
+    await finish(lc, 'rack-a1');
+    await waitForGone(lc, 'rack-a1');
+    await waitForState(lc, 'rack-a2', 'InMaintenance', { timeoutMs: 20_000 });
+    const b2m = await getMaintenance(lc, 'rack-b2');
+    expect(stateOf(b2m)).toBe('Approved');
+    expect(conditionOf(b2m, 'Admitted')?.message).toContain('(domain "b")');
+    expect(overlaps(lc.history)).toEqual([]);
+    for (const n of ['rack-b1', 'rack-a2', 'rack-b2']) await finish(lc, n);
+    for (const n of ['rack-b1', 'rack-a2', 'rack-b2']) await waitForGone(lc, n);
+  }, 120_000);
 });
