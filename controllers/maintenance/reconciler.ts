@@ -53,7 +53,9 @@ import {
   fullBudget,
   fullBudgetMessage,
   retryAfterDenial,
+  BUDGET_DENIALS,
   keepsWokenSlot,
+  passesOnWokenSlot,
   slotsFreedByDomain,
   type WakeScope,
   type FullBudget,
@@ -69,14 +71,6 @@ export interface MaintenanceControllerOptions extends DecideOptions {
   /** Upper bound of the backoff taken from a denial's retry hint. */
   maxBackoffMs: number;
 }
-
-const BUDGET_REASONS = new Set([
-  'BudgetExhausted',
-  'BudgetPaused',
-  'BudgetStale',
-  'BudgetConflict',
-  'BudgetLedgerFull',
-]);
 
 /** Attempts held back by the cache in a row before the webhook is asked regardless. */
 const HELD_BACK_MAX = 3;
@@ -602,7 +596,7 @@ export class MaintenanceReconciler {
   ): Promise<{ ms: number; reason: string }> {
     const { m } = attempt;
     this.#metrics.denied.inc({ reason: denial.reason });
-    const budget = BUDGET_REASONS.has(denial.reason);
+    const budget = BUDGET_DENIALS.has(denial.reason);
     const woken = this.#woken.get(uidOf(m));
     const delay = Math.min(this.#o.maxBackoffMs, this.#waitAfterDenial(uidOf(m), denial));
     this.#backoff.set(uidOf(m), Date.now() + delay);
@@ -614,7 +608,7 @@ export class MaintenanceReconciler {
         denial.budget !== undefined ? this.#domainIn(denial.budget, serverName) : undefined,
       );
     // Woken for a slot it cannot use: the next waiter of that budget gets it, now rather than at its timer.
-    if (woken && !keepsWokenSlot(woken.budget, denial))
+    if (woken && passesOnWokenSlot(woken.budget, denial))
       this.#wake(1, { budget: woken.budget, domain: woken.domain });
     if (denial.reason === 'ServerBusy') this.#busy.add(uidOf(m));
     this.#metrics.budgetWaiters.set(this.#waiters.size);

@@ -7,6 +7,7 @@ import {
   fullBudget,
   fullBudgetMessage,
   keepsWokenSlot,
+  passesOnWokenSlot,
   retryAfterDenial,
   slotsFreed,
   slotsFreedByDomain,
@@ -252,6 +253,22 @@ describe('BudgetWaiters', () => {
     w.add('s3', m('s3', 3), TENANT); // refused again, this time naming its budget
     expect(w.waitingFor({ budget: FLEET })).toBe(2);
     expect(w.size).toBe(4);
+  });
+});
+
+describe('passesOnWokenSlot', () => {
+  const FLEET = 'ServerDisruptionBudget//fleet';
+  it('passes the slot on when another budget, or no budget at all, refused the woken waiter', () => {
+    expect(
+      passesOnWokenSlot(FLEET, { reason: 'BudgetExhausted', budget: 'ServerClaimDisruptionBudget/t/db' }),
+    ).toBe(true);
+    expect(passesOnWokenSlot(FLEET, { reason: 'ServerBusy' })).toBe(true);
+    expect(passesOnWokenSlot(FLEET, { reason: 'AwaitingApproval' })).toBe(true);
+  });
+  it('keeps it when the budget that woke it refused it: room not seen yet, or a lost compare-and-swap', () => {
+    expect(passesOnWokenSlot(FLEET, { reason: 'BudgetExhausted', budget: FLEET })).toBe(false);
+    expect(passesOnWokenSlot(FLEET, { reason: 'BudgetConflict', budget: FLEET })).toBe(false);
+    expect(passesOnWokenSlot(FLEET, { reason: 'BudgetExhausted' })).toBe(false);
   });
 });
 

@@ -115,17 +115,37 @@ const BUDGET_RECHECK_MS = 60_000;
 const WOKEN_RETRY_MS = 250;
 const WOKEN_RETRIES = 5;
 
+/** Denials about a budget (its room, its state, its ledger): the maintenance waits for that budget. */
+export const BUDGET_DENIALS = new Set([
+  'BudgetExhausted',
+  'BudgetPaused',
+  'BudgetStale',
+  'BudgetConflict',
+  'BudgetLedgerFull',
+]);
+
+type Refusal = { reason: string; budget?: string | undefined };
+const sameBudget = (wokenBy: string, denial: Refusal) =>
+  denial.budget === undefined || denial.budget === wokenBy;
+
 /**
- * Whether a waiter woken by a release of `wokenBy` (refKey) and refused again still has a claim on the
- * slot it was woken for: only when that same budget refused it for room (the webhook's caches had not
- * seen the release yet). Refused by another budget, or for another reason, it has no use for the slot,
- * and the next waiter of `wokenBy` should have it.
+ * Whether a waiter woken by a release of `wokenBy` (refKey) and refused again for room keeps asking on
+ * the short schedule: only when that same budget refused it (the webhook's caches had not seen the
+ * release yet).
  */
-export function keepsWokenSlot(
-  wokenBy: string,
-  denial: { reason: string; budget?: string | undefined },
-): boolean {
-  return ENDED_BY_RELEASE.has(denial.reason) && (denial.budget === undefined || denial.budget === wokenBy);
+export function keepsWokenSlot(wokenBy: string, denial: Refusal): boolean {
+  return ENDED_BY_RELEASE.has(denial.reason) && sameBudget(wokenBy, denial);
+}
+
+/**
+ * Whether a woken waiter's refusal shows it has no use for the slot it was woken for, so that the next
+ * waiter of `wokenBy` should have it now: another budget refused it, or something other than a budget
+ * (its server busy, no approval yet, outside its window). A refusal by the same budget keeps the slot:
+ * the waiter asks again soon (room not seen yet, or a lost compare-and-swap), and a second waiter for
+ * it would only add to the contention.
+ */
+export function passesOnWokenSlot(wokenBy: string, denial: Refusal): boolean {
+  return !BUDGET_DENIALS.has(denial.reason) || !sameBudget(wokenBy, denial);
 }
 
 /** Where a maintenance stands in its waiting: refusals since a release woke it, budget denials in a row. */
