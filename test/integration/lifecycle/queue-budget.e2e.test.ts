@@ -4,6 +4,7 @@
 // BudgetExhausted.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { waitFor } from '../../../e2e/harness/env.js';
+import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
 import {
   HOLD_FOREVER,
   caseBudget,
@@ -31,6 +32,38 @@ beforeAll(async () => {
 afterAll(async () => {
   await lc?.stop();
 }, 60_000);
+
+type Spec = Partial<ServerMaintenance['spec']>;
+
+/**
+ * The `holders` start (held until finished); then the `waiters` are created, in this order, and refused
+ * for room. Once both wait for a release (past the 2 s re-check of a first refusal, their next look is
+ * a minute away), `released` is finished and gone.
+ */
+async function holdThenRelease(
+  holders: [name: string, server: string][],
+  waiters: [name: string, server: string, spec?: Spec][],
+  released: string,
+): Promise<void> {
+  for (const [name, server] of holders) await lc.maintenance(name, server, {}, HOLD_FOREVER);
+  for (const [name] of holders) await waitForState(lc, name, 'InMaintenance');
+  for (const [name, server, spec] of waiters) await lc.maintenance(name, server, spec ?? {}, HOLD_FOREVER);
+  for (const [name] of waiters)
+    await waitForMaintenance(
+      lc,
+      name,
+      'BudgetExhausted',
+      (m) => conditionOf(m, 'Admitted')?.reason === 'BudgetExhausted',
+    );
+  await sleep(5000);
+  await finish(lc, released);
+  await waitForGone(lc, released);
+}
+
+async function finishAll(names: string[]): Promise<void> {
+  for (const n of names) await finish(lc, n);
+  for (const n of names) await waitForGone(lc, n);
+}
 
 describe('the queue of one server', () => {
   it('runs higher priority first, then the more urgent class', async () => {
@@ -155,24 +188,17 @@ describe('budgets count every kind of unavailability', () => {
     const [b1, b2] = fb.servers as [string, string];
     await caseBudget(lc, fa, 1, { name: `${fa.name}-a` });
     await caseBudget(lc, fa, 2, { name: `${fa.name}-b`, matchLabels: group });
-    await lc.maintenance('wake-a1', a1, {}, HOLD_FOREVER);
-    await lc.maintenance('wake-b1', b1, {}, HOLD_FOREVER);
-    await waitForState(lc, 'wake-a1', 'InMaintenance');
-    await waitForState(lc, 'wake-b1', 'InMaintenance');
-    await lc.maintenance('wake-a2', a2, {}, HOLD_FOREVER);
-    await lc.maintenance('wake-b2', b2, {}, HOLD_FOREVER);
-    for (const n of ['wake-a2', 'wake-b2'])
-      await waitForMaintenance(
-        lc,
-        n,
-        'BudgetExhausted',
-        (m) => conditionOf(m, 'Admitted')?.reason === 'BudgetExhausted',
-      );
-
-    // Past the first quick re-check of a refusal (2 s): both now wait for a release, or a minute.
-    await sleep(5000);
-    await finish(lc, 'wake-b1');
-    await waitForGone(lc, 'wake-b1');
+    await holdThenRelease(
+      [
+        ['wake-a1', a1],
+        ['wake-b1', b1],
+      ],
+      [
+        ['wake-a2', a2],
+        ['wake-b2', b2],
+      ],
+      'wake-b1',
+    );
     const freedAt = Date.now();
     await waitForState(lc, 'wake-b2', 'InMaintenance', { timeoutMs: 20_000 });
     expect(Date.now() - freedAt).toBeLessThan(20_000);
@@ -183,8 +209,7 @@ describe('budgets count every kind of unavailability', () => {
     const mine = new Set([a1, a2, b1, b2]);
     expect(overlaps(lc.history)).toEqual([]);
     expect(peakInMaintenance(lc.history, mine)).toBeLessThanOrEqual(2);
-    for (const n of ['wake-a1', 'wake-a2', 'wake-b2']) await finish(lc, n);
-    for (const n of ['wake-a1', 'wake-a2', 'wake-b2']) await waitForGone(lc, n);
+    await finishAll(['wake-a1', 'wake-a2', 'wake-b2']);
   }, 120_000);
 
   it('gives a slot freed in one rack of a per-rack budget to a maintenance waiting in that rack', async () => {
@@ -198,29 +223,22 @@ describe('budgets count every kind of unavailability', () => {
     const [a1, a2] = fa.servers as [string, string];
     const [b1, b2] = fb.servers as [string, string];
     await caseBudget(lc, fa, 1, { name: `${fa.name}-racks`, matchLabels: group, topologyKey: RACK });
-    await lc.maintenance('rack-a1', a1, {}, HOLD_FOREVER);
-    await lc.maintenance('rack-b1', b1, {}, HOLD_FOREVER);
-    await waitForState(lc, 'rack-a1', 'InMaintenance');
-    await waitForState(lc, 'rack-b1', 'InMaintenance');
-    await lc.maintenance('rack-b2', b2, { priority: 10 }, HOLD_FOREVER);
-    await lc.maintenance('rack-a2', a2, {}, HOLD_FOREVER);
-    for (const n of ['rack-a2', 'rack-b2'])
-      await waitForMaintenance(
-        lc,
-        n,
-        'BudgetExhausted',
-        (m) => conditionOf(m, 'Admitted')?.reason === 'BudgetExhausted',
-      );
-    // Past the first quick re-check of a refusal (2 s): both now wait for a release, or a minute.
-    await sleep(5000);
-    await finish(lc, 'rack-a1');
-    await waitForGone(lc, 'rack-a1');
+    await holdThenRelease(
+      [
+        ['rack-a1', a1],
+        ['rack-b1', b1],
+      ],
+      [
+        ['rack-b2', b2, { priority: 10 }],
+        ['rack-a2', a2],
+      ],
+      'rack-a1',
+    );
     await waitForState(lc, 'rack-a2', 'InMaintenance', { timeoutMs: 20_000 });
     const b2m = await getMaintenance(lc, 'rack-b2');
     expect(stateOf(b2m)).toBe('Approved');
     expect(conditionOf(b2m, 'Admitted')?.message).toContain('(domain "b")');
     expect(overlaps(lc.history)).toEqual([]);
-    for (const n of ['rack-b1', 'rack-a2', 'rack-b2']) await finish(lc, n);
-    for (const n of ['rack-b1', 'rack-a2', 'rack-b2']) await waitForGone(lc, n);
+    await finishAll(['rack-b1', 'rack-a2', 'rack-b2']);
   }, 120_000);
 });
