@@ -110,10 +110,14 @@ export class MaintenanceReconciler {
   readonly #backoff = new Map<string, number>();
   /** uids last denied with ServerBusy: a holder that goes away ends their wait early. */
   readonly #busy = new Set<string>();
-  /** uid -> budget denials in a row: the safety timer doubles with each (60 s, 120 s, ...). */
-  readonly #budgetDenials = new Map<string, number>();
-  /** uid -> refusals since a release of `budget` woke it, until it is admitted or gives the slot up. */
-  readonly #woken = new Map<string, { refusals: number; budget: string; domain: string }>();
+  /**
+   * uid -> how a maintenance waits for budget room: the release that woke it (refusals since, until it
+   * is admitted or gives the slot up), and budget denials in a row (the safety timer doubles with each).
+   */
+  readonly #waitStates = new Map<
+    string,
+    { woken?: { refusals: number; budget: string; domain: string }; budgetDenials: number }
+  >();
   /** budget key -> its batching releaser (one per budget the controller has released on). */
   readonly #releasers = new Map<string, LedgerReleaser<AnyBudget>>();
   /** uid -> attempts held back in a row by a cached full budget. */
@@ -239,8 +243,7 @@ export class MaintenanceReconciler {
   #forgetWaits(uid: string): void {
     this.#backoff.delete(uid);
     this.#busy.delete(uid);
-    this.#budgetDenials.delete(uid);
-    this.#woken.delete(uid);
+    this.#waitStates.delete(uid);
     this.#heldBack.delete(uid);
   }
 
@@ -250,7 +253,11 @@ export class MaintenanceReconciler {
       const domain = this.#domainIn(scope.budget, server);
       for (const m of this.#maintenances.byIndex('server', server)) {
         this.#backoff.delete(uidOf(m));
-        this.#woken.set(uidOf(m), { refusals: 0, budget: scope.budget, domain });
+        const { budgetDenials = 0 } = this.#waitStates.get(uidOf(m)) ?? {};
+        this.#waitStates.set(uidOf(m), {
+          woken: { refusals: 0, budget: scope.budget, domain },
+          budgetDenials,
+        });
       }
       this.#enqueue(server, true);
     }
@@ -597,7 +604,7 @@ export class MaintenanceReconciler {
     const { m } = attempt;
     this.#metrics.denied.inc({ reason: denial.reason });
     const budget = BUDGET_DENIALS.has(denial.reason);
-    const woken = this.#woken.get(uidOf(m));
+    const woken = this.#waitStates.get(uidOf(m))?.woken;
     const delay = Math.min(this.#o.maxBackoffMs, this.#waitAfterDenial(uidOf(m), denial));
     this.#backoff.set(uidOf(m), Date.now() + delay);
     if (budget)
@@ -625,16 +632,16 @@ export class MaintenanceReconciler {
     uid: string,
     denial: { reason: string; retryAfterMs: number | undefined; budget?: string },
   ): number {
-    const woken = this.#woken.get(uid);
+    const { woken, budgetDenials = 0 } = this.#waitStates.get(uid) ?? {};
     const keeps = woken !== undefined && keepsWokenSlot(woken.budget, denial);
-    const next = retryAfterDenial(denial, {
-      woken: keeps ? woken.refusals : undefined,
-      budgetDenials: this.#budgetDenials.get(uid) ?? 0,
-    });
-    if (next.woken === undefined || !keeps) this.#woken.delete(uid);
-    else this.#woken.set(uid, { ...woken, refusals: next.woken });
-    if (next.budgetDenials === 0) this.#budgetDenials.delete(uid);
-    else this.#budgetDenials.set(uid, next.budgetDenials);
+    const next = retryAfterDenial(denial, { woken: keeps ? woken.refusals : undefined, budgetDenials });
+    const stillWoken = keeps && next.woken !== undefined ? { ...woken, refusals: next.woken } : undefined;
+    if (!stillWoken && next.budgetDenials === 0) this.#waitStates.delete(uid);
+    else
+      this.#waitStates.set(uid, {
+        ...(stillWoken ? { woken: stillWoken } : {}),
+        budgetDenials: next.budgetDenials,
+      });
     return next.ms;
   }
 
