@@ -473,7 +473,6 @@ export function createGrantor(store: BudgetStore, options: GrantOptions = {}): G
   );
 }
 
-/** The admission decision for a grant result. */
 /**
  * The cause reason that names the budget a denial is about: field is `Kind/namespace/name` (refKey), so
  * that a controller can wait for that budget's releases and not for every budget's (Kubernetes' own
@@ -481,6 +480,7 @@ export function createGrantor(store: BudgetStore, options: GrantOptions = {}): G
  */
 export const BUDGET_CAUSE = 'DisruptionBudget';
 
+/** The admission decision for a grant result. */
 export function grantDecision(result: GrantResult, warnings: string[] = []): Decision {
   if (result.granted) return allow(warnings);
   const d = result.denial;
