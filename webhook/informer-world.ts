@@ -21,7 +21,7 @@ import type { IndexFunc } from '../lib/kube/informer.js';
 import { objectKey, splitKey } from '../lib/kube/resources.js';
 import type { CacheSource } from './cache-source.js';
 import { matchesSelector } from './selectors.js';
-import { domainOf, serverUnavailableReason, type BudgetCensus, type WorldView } from './world.js';
+import { byName, domainOf, serverUnavailableReason, type BudgetCensus, type WorldView } from './world.js';
 
 export interface WorldSources {
   servers: CacheSource<Server>;
@@ -92,7 +92,6 @@ const sameContribution = (a: ClaimContribution | undefined, b: ClaimContribution
 
 const nameOf = (o: KubeObject) => o.metadata.name ?? '';
 const keyOf = (o: KubeObject) => objectKey(o.metadata);
-const byName = (a: KubeObject, b: KubeObject) => nameOf(a).localeCompare(nameOf(b));
 
 export class InformerWorld implements WorldView {
   readonly #s: WorldSources;

@@ -7,6 +7,7 @@ import type { BMC } from '../api/metal/v1alpha1/bmc.js';
 import type { ServerMaintenance } from '../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
+import type { KubeObject } from '../api/schema/meta.js';
 
 /**
  * What a budget covers in one domain, from the caches: how many servers (or claimed servers, for a claim
@@ -61,6 +62,11 @@ export function serverUnavailableReason(server: Server, bmc?: BMC): UnavailableR
 export function isBMCUnreachable(bmc: BMC): boolean {
   if (bmc.status?.state === 'Error') return true;
   return (bmc.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'False');
+}
+
+/** Objects by name: the fixed order budgets are listed and reserved in. */
+export function byName(a: KubeObject, b: KubeObject): number {
+  return (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
 }
 
 /** The topology domain of a server for a budget: its topologyKey label value ("" when none). */

@@ -116,7 +116,7 @@ export class MaintenanceReconciler {
    */
   readonly #waitStates = new Map<
     string,
-    { woken?: { refusals: number; budget: string; domain: string }; budgetDenials: number }
+    { woken?: { refusals: number; budget: string }; budgetDenials: number }
   >();
   /** budget key -> its batching releaser (one per budget the controller has released on). */
   readonly #releasers = new Map<string, LedgerReleaser<AnyBudget>>();
@@ -250,14 +250,10 @@ export class MaintenanceReconciler {
   #wake(n: number, scope: WakeScope & { budget: string }): void {
     if (n <= 0) return;
     for (const server of this.#waiters.take(n, scope)) {
-      const domain = this.#domainIn(scope.budget, server);
       for (const m of this.#maintenances.byIndex('server', server)) {
         this.#backoff.delete(uidOf(m));
         const { budgetDenials = 0 } = this.#waitStates.get(uidOf(m)) ?? {};
-        this.#waitStates.set(uidOf(m), {
-          woken: { refusals: 0, budget: scope.budget, domain },
-          budgetDenials,
-        });
+        this.#waitStates.set(uidOf(m), { woken: { refusals: 0, budget: scope.budget }, budgetDenials });
       }
       this.#enqueue(server, true);
     }
@@ -616,7 +612,7 @@ export class MaintenanceReconciler {
       );
     // Woken for a slot it cannot use: the next waiter of that budget gets it, now rather than at its timer.
     if (woken && passesOnWokenSlot(woken.budget, denial))
-      this.#wake(1, { budget: woken.budget, domain: woken.domain });
+      this.#wake(1, { budget: woken.budget, domain: this.#domainIn(woken.budget, serverName) });
     if (denial.reason === 'ServerBusy') this.#busy.add(uidOf(m));
     this.#metrics.budgetWaiters.set(this.#waiters.size);
     await this.#recordDenial(attempt, denial.reason, denial.message);

@@ -17,7 +17,7 @@ import { inWindow, nextWindowOpening } from '../../lib/policy/window.js';
 import { Codes, type Code } from '../codes.js';
 import { allow, deny, secondsUntil, type Decision } from '../decision.js';
 import type { AnyBudget, BudgetReservation, GrantPlan } from '../grants.js';
-import { announcementOf, domainOf, isFinished, type WorldView } from '../world.js';
+import { announcementOf, byName, domainOf, isFinished, type WorldView } from '../world.js';
 import { isOneOf, isResource, objects, parseTime, qualified, type RuleInput } from './common.js';
 
 // ---------------------------------------------------------------- room (PodDisruptionBudget arithmetic)
@@ -364,8 +364,6 @@ function otherActive(
   );
   return other ? qualified(other.metadata.namespace, other.metadata.name) : undefined;
 }
-
-const byName = (a: AnyBudget, b: AnyBudget) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
 
 /** The budgets sorted by name; most servers fall under one budget of a kind, which needs no copy. */
 function sortedByName<B extends AnyBudget>(budgets: readonly B[]): readonly B[] {
