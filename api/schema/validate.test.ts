@@ -1,11 +1,19 @@
 import { ServerMaintenanceKind } from '../maintenance/v1alpha1/servermaintenance.js';
-import { validateObject } from './validate.js';
+import { shapeOf, validateObject } from './validate.js';
 
 const maintenance = (notBefore: unknown) => ({
   apiVersion: 'maintenance.metal.ironcore.dev/v1alpha1',
   kind: 'ServerMaintenance',
   metadata: { name: 'm', namespace: 'ops' },
   spec: { serverRef: { name: 'srv-1' }, reason: 'FirmwareUpdate', approval: { notBefore } },
+});
+
+const condition = (reason: string) => ({
+  type: 'Ready',
+  status: 'True',
+  lastTransitionTime: '2026-03-01T10:00:00Z',
+  reason,
+  message: '',
 });
 
 describe('validateObject', () => {
@@ -17,13 +25,49 @@ describe('validateObject', () => {
     expect(validateObject(ServerMaintenanceKind, maintenance('2026-03-01T10:00:00Z')).ok).toBe(true);
   });
 
-  it('without formats still checks types, and only skips the format', () => {
-    expect(validateObject(ServerMaintenanceKind, maintenance('next tuesday'), { formats: false }).ok).toBe(
+  it('shape only still checks types, and skips formats and patterns', () => {
+    expect(validateObject(ServerMaintenanceKind, maintenance('next tuesday'), { values: false }).ok).toBe(
       true,
     );
-    expect(validateObject(ServerMaintenanceKind, maintenance(42), { formats: false })).toMatchObject({
+    expect(validateObject(ServerMaintenanceKind, maintenance(42), { values: false })).toMatchObject({
       ok: false,
       errors: [{ field: 'spec.approval.notBefore', message: 'must be string' }],
+    });
+    const badReason = {
+      ...maintenance('2026-03-01T10:00:00Z'),
+      status: { conditions: [condition('not a reason!')] },
+    };
+    expect(validateObject(ServerMaintenanceKind, badReason).ok).toBe(false);
+    expect(validateObject(ServerMaintenanceKind, badReason, { values: false }).ok).toBe(true);
+  });
+});
+
+describe('shapeOf', () => {
+  it('drops value keywords at schema positions only, keeping a property named like one', () => {
+    const schema = {
+      type: 'object',
+      required: ['pattern'],
+      properties: {
+        pattern: { type: 'string', pattern: '^a$', maxLength: 3 },
+        list: { type: 'array', maxItems: 2, items: { type: 'integer', minimum: 0 } },
+        either: {
+          anyOf: [
+            { type: 'integer', maximum: 9 },
+            { type: 'string', format: 'uri' },
+          ],
+        },
+        labels: { type: 'object', additionalProperties: { type: 'string', minLength: 1 } },
+      },
+    };
+    expect(shapeOf(schema)).toEqual({
+      type: 'object',
+      required: ['pattern'],
+      properties: {
+        pattern: { type: 'string' },
+        list: { type: 'array', items: { type: 'integer' } },
+        either: { anyOf: [{ type: 'integer' }, { type: 'string' }] },
+        labels: { type: 'object', additionalProperties: { type: 'string' } },
+      },
     });
   });
 });

@@ -9,8 +9,8 @@ import type { KindDefinition, ObjectOf } from './kind.js';
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
 
 /**
- * One Ajv per mode: with formats (date-time, byte, uri, int32, int64) checked, or without, for callers
- * that only ever see objects the API server has just checked against the same schema.
+ * One Ajv per mode: values (formats date-time, byte, uri, int32 and int64 checked too) or shape (whose
+ * schemas have no value keywords left).
  */
 function makeAjv(validateFormats: boolean): Ajv {
   const ajv = new Ajv({
@@ -40,10 +40,59 @@ function makeAjv(validateFormats: boolean): Ajv {
   return ajv;
 }
 
+/** Keywords that judge a value rather than the object's shape; the shape-only check leaves them out. */
+const VALUE_KEYWORDS = new Set([
+  'pattern',
+  'format',
+  'minLength',
+  'maxLength',
+  'minimum',
+  'maximum',
+  'exclusiveMinimum',
+  'exclusiveMaximum',
+  'multipleOf',
+  'minItems',
+  'maxItems',
+  'uniqueItems',
+  'minProperties',
+  'maxProperties',
+]);
+
+type SchemaNode = Record<string, unknown>;
+const isNode = (v: unknown): v is SchemaNode => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The schema without its value keywords, walking schema positions only (so a property that happens to be
+ * called `pattern` or `format` stays): types, required fields, enums and nesting remain.
+ */
+export function shapeOf(schema: SchemaNode): SchemaNode {
+  const out: SchemaNode = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (VALUE_KEYWORDS.has(key)) continue;
+    if (key === 'properties' && isNode(value))
+      out[key] = Object.fromEntries(
+        Object.entries(value).map(([name, sub]) => [name, isNode(sub) ? shapeOf(sub) : sub]),
+      );
+    else if ((key === 'items' || key === 'additionalProperties' || key === 'not') && isNode(value))
+      out[key] = shapeOf(value);
+    else if (
+      (key === 'anyOf' || key === 'allOf' || key === 'oneOf' || key === 'items') &&
+      Array.isArray(value)
+    )
+      out[key] = (value as unknown[]).map((sub) => (isNode(sub) ? shapeOf(sub) : sub));
+    else out[key] = value;
+  }
+  return out;
+}
+
 // Compiled on first use, per mode and kind.
 const modes = {
-  formats: { ajv: makeAjv(true), compiled: new WeakMap<object, ValidateFunction>() },
-  structure: { ajv: makeAjv(false), compiled: new WeakMap<object, ValidateFunction>() },
+  values: {
+    ajv: makeAjv(true),
+    derive: (s: SchemaNode) => s,
+    compiled: new WeakMap<object, ValidateFunction>(),
+  },
+  shape: { ajv: makeAjv(false), derive: shapeOf, compiled: new WeakMap<object, ValidateFunction>() },
 };
 
 export interface FieldError {
@@ -54,11 +103,11 @@ export interface FieldError {
 
 export type ValidationResult<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
 
-function validatorFor(def: KindDefinition, formats: boolean): ValidateFunction {
-  const mode = formats ? modes.formats : modes.structure;
+function validatorFor(def: KindDefinition, values: boolean): ValidateFunction {
+  const mode = values ? modes.values : modes.shape;
   let fn = mode.compiled.get(def.schema);
   if (!fn) {
-    fn = mode.ajv.compile(def.schema);
+    fn = mode.ajv.compile(mode.derive(def.schema as SchemaNode));
     mode.compiled.set(def.schema, fn);
   }
   return fn;
@@ -83,10 +132,12 @@ function decodePointer(seg: string): string {
 
 export interface ValidateOptions {
   /**
-   * Check string and number formats too (default). Without, types, required fields, enums, patterns
-   * and bounds are still checked: what a rule relies on to read the object safely.
+   * Check values too (default): patterns, formats, lengths and bounds. Without, only the shape: types,
+   * required fields and enums, which is what code needs to read the object safely. That is for callers
+   * whose objects the API server has checked against the CRD it serves (which, for another project's
+   * kind, is that project's CRD, not our model of it).
    */
-  formats?: boolean;
+  values?: boolean;
 }
 
 /** Validates an object against its kind's schema; errors name the field and what was expected. */
@@ -95,7 +146,7 @@ export function validateObject<D extends KindDefinition>(
   value: unknown,
   options: ValidateOptions = {},
 ): ValidationResult<ObjectOf<D>> {
-  const fn = validatorFor(def, options.formats ?? true);
+  const fn = validatorFor(def, options.values ?? true);
   if (fn(value)) return { ok: true, value: value as ObjectOf<D> };
   const seen = new Set<string>();
   const errors: FieldError[] = [];
