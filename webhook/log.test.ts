@@ -42,7 +42,7 @@ describe('reviewLogger', () => {
       type: 'validate',
       rule: 'eviction',
       resource: 'maintenance.metal.ironcore.dev/v1alpha1/servermaintenances/status',
-      name: 'm1',
+      object: 'ops/m1',
       allowed: false,
       code: 'METAL_ERR_BUDGET_EXHAUSTED',
       ms: 1.5,

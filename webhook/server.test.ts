@@ -38,7 +38,7 @@ function setup(over: Partial<WebhookServerOptions> & { budget?: number } = {}) {
     grant: createGrantor(store, { sleep: () => Promise.resolve() }),
     isReady: () => ready,
     clock: () => NOW,
-    logger: pino({ level: 'debug' }, sink),
+    logger: pino({ name: 'webhook', level: 'debug' }, sink),
     registry: new Registry(),
     ...over,
   });
@@ -290,6 +290,9 @@ describe('webhook server: health, readiness, logs', () => {
       resource: '/configmaps',
       operation: 'UPDATE',
       fields: ['data["policy.yaml"].grants.ttl', 'data["policy.yaml"].legacyLabels.mode'],
+      // The object under its own key: a `name` of its own would duplicate the logger's in the JSON line.
+      object: `${review.request.namespace}/${review.request.name}`,
+      name: 'webhook',
     });
     const all = JSON.stringify(lines);
     expect(all).not.toContain('two minutes');
