@@ -55,7 +55,8 @@ const refName = (r: BudgetRef) =>
 
 /** What the audit log should keep about an admitted disruption: who approved, which budgets hold it. */
 function evictionAudit(source: string, grant: GrantResult): Record<string, string> {
-  if (!grant.granted) return { 'approval-source': source };
+  // A dry run holds nothing: its audit record must not name grants.
+  if (!grant.granted || grant.dryRun) return { 'approval-source': source };
   return {
     'approval-source': source,
     grants: [...grant.written, ...grant.alreadyHeld].map(refName).join(',') || 'none',
