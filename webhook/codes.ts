@@ -83,3 +83,9 @@ export const reviewInvalid = defineError(
   'METAL_ERR_REVIEW_INVALID',
   (why: string) => `not an AdmissionReview v1: ${why}`,
 );
+
+/** A request on a connection without a client certificate the client CA signed (answered with HTTP 401). */
+export const unauthenticated = defineError(
+  'METAL_ERR_UNAUTHENTICATED',
+  (why: string) => `${why}; this port serves the API server only (--client-ca-file)`,
+);

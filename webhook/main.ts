@@ -23,6 +23,7 @@ interface Flags {
   certDir: string;
   certName: string;
   keyName: string;
+  clientCaFile?: string;
   certPollInterval: number;
   policyNamespace: string;
   policyName: string;
@@ -54,6 +55,11 @@ const flags = new Command('webhook')
   .option('--cert-dir <dir>', 'directory of the serving certificate', '/tmp/k8s-webhook-server/serving-certs')
   .option('--cert-name <file>', 'certificate file in --cert-dir', 'tls.crt')
   .option('--key-name <file>', 'private key file in --cert-dir', 'tls.key')
+  .option(
+    '--client-ca-file <path>',
+    "CA bundle that signs the API server's client certificate: requests on connections without one it " +
+      'signed get 401 (re-read with the serving certificate; default: callers are not authenticated)',
+  )
   .addOption(
     new Option('--cert-poll-interval <s>', 'seconds between certificate re-reads')
       .argParser(seconds('--cert-poll-interval'))
@@ -101,6 +107,7 @@ const app = new WebhookApp({
   certFiles: {
     certFile: join(flags.certDir, flags.certName),
     keyFile: join(flags.certDir, flags.keyName),
+    ...(flags.clientCaFile ? { clientCAFile: flags.clientCaFile } : {}),
   },
   certPollMs: flags.certPollInterval,
   policy: { namespace: flags.policyNamespace, name: flags.policyName, key: flags.policyKey },

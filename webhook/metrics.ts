@@ -29,6 +29,7 @@ export interface WebhookMetrics {
   grantRetries: Counter;
   grants: Counter<'result' | 'dry_run'>;
   tlsReloads: Counter<'result'>;
+  unauthenticated: Counter<'reason'>;
   malformed: Counter<'reason'>;
   /** The recorder of one route (type, rule): create it once, when the route is. */
   route(type: string, rule: string): RouteMetrics;
@@ -162,6 +163,14 @@ export function createMetrics(registry: Registry): WebhookMetrics {
       name: 'metal_webhook_tls_reloads_total',
       help: 'Serving certificate reload checks that found a change, by result (reloaded|invalid|error).',
       labelNames: ['result'],
+      registers,
+    }),
+    unauthenticated: new Counter({
+      name: 'metal_webhook_unauthenticated_requests_total',
+      help:
+        'Requests refused (401) because their connection presented no client certificate the client CA ' +
+        'signed, by reason (NoClientCertificate|UntrustedClientCertificate). Only with --client-ca-file.',
+      labelNames: ['reason'],
       registers,
     }),
     malformed: new Counter({

@@ -4,7 +4,7 @@
 // A body that is not an AdmissionReview v1 gets a 4xx; every review we can read gets HTTP 200 with a
 // well-formed AdmissionReview whose response.uid is the request's. Dependencies come in by injection
 // so the wiring step can plug informer caches, the API-server BudgetStore and the policy informer in.
-import type { Server as TlsServer } from 'node:tls';
+import type { Server as TlsServer, TLSSocket } from 'node:tls';
 import {
   fastify,
   LogController,
@@ -14,7 +14,7 @@ import {
   type FastifyRequest,
 } from 'fastify';
 import { Registry } from 'prom-client';
-import { isMetalError } from '../lib/errors.js';
+import { errorMessage, isMetalError } from '../lib/errors.js';
 import { silentLogger, type Logger } from '../lib/log.js';
 import type { PolicyStore } from '../lib/policy/store.js';
 import {
@@ -23,14 +23,14 @@ import {
   toAdmissionResponse,
   type AdmissionRequest,
 } from './admission.js';
-import { Codes } from './codes.js';
+import { Codes, unauthenticated } from './codes.js';
 import type { Decision } from './decision.js';
 import type { GrantFunction } from './grants.js';
 import { createMetrics, type RouteMetrics, type WebhookMetrics } from './metrics.js';
 import { reviewLogger } from './log.js';
 import { decide, RULES, type ReviewDeps, type ReviewOutcome, type ReviewType } from './review.js';
 import type { PolicyConfigMapRef } from './rules/common.js';
-import type { CertPair, CertReloader } from './tls.js';
+import { secureContextOf, type CertPair, type CertReloader } from './tls.js';
 import type { WorldView } from './world.js';
 
 /** An UPDATE review carries object and oldObject, each up to etcd's 1.5 MiB: 6 MiB leaves room. */
@@ -98,6 +98,17 @@ function reviewLine(admission: AdmissionRequest, decision: Decision, seconds: nu
   };
 }
 
+/**
+ * HTTPS options for a pair. With a client CA, clients are asked for a certificate; the onRequest check
+ * refuses a request whose connection did not present one the CA signed, with a 401 that says so (the
+ * API server logs it), before its body is read. Probes and metrics are served on the plain ops port.
+ */
+function httpsOptions(pair: CertPair) {
+  return pair.clientCA
+    ? { ...secureContextOf(pair), requestCert: true, rejectUnauthorized: false }
+    : secureContextOf(pair);
+}
+
 function fourHundred(
   reply: FastifyReply,
   metrics: WebhookMetrics,
@@ -124,7 +135,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     keepAliveTimeout: options.keepAliveTimeoutMs ?? 90_000,
     return503OnClosing: true,
-    ...(options.tls ? { https: { key: options.tls.key, cert: options.tls.cert } } : {}),
+    ...(options.tls ? { https: httpsOptions(options.tls) } : {}),
   }) as unknown as FastifyInstance;
 
   app.setErrorHandler((error: FastifyError, _request, reply) => {
@@ -234,8 +245,30 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   );
 
   const setCertificate = (pair: CertPair) => {
-    (app.server as unknown as TlsServer).setSecureContext({ key: pair.key, cert: pair.cert });
+    (app.server as unknown as TlsServer).setSecureContext(secureContextOf(pair));
   };
+  if (options.tls?.clientCA) {
+    // Before the body is read: a caller without the API server's certificate costs one header parse.
+    app.addHook('onRequest', (request, reply, done) => {
+      const socket = request.raw.socket as TLSSocket;
+      if (socket.authorized) return done();
+      const reason = socket.getPeerCertificate()?.raw ? 'UntrustedClientCertificate' : 'NoClientCertificate';
+      metrics.unauthenticated.inc({ reason });
+      logger.debug(
+        { reason, tlsError: socket.authorizationError },
+        'request without a trusted client certificate',
+      );
+      const refusal = unauthenticated(
+        reason === 'NoClientCertificate'
+          ? 'no client certificate'
+          : 'client certificate not signed by the client CA',
+      );
+      void reply
+        .code(401)
+        .header('connection', 'close')
+        .send({ code: 401, reason: 'Unauthorized', message: errorMessage(refusal) });
+    });
+  }
   let reloaders: CertReloader[] = [];
   app.addHook('onClose', (_instance, done) => {
     for (const r of reloaders) r.stop();

@@ -86,6 +86,49 @@ beforeAll(() => {
 
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
+const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+
+/** A self-signed CA `name`.crt/.key. */
+function makeCA(name: string): void {
+  openssl(
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    `${name}.key`,
+    '-out',
+    `${name}.crt`,
+    '-days',
+    '1',
+    '-subj',
+    `/CN=${name}`,
+  );
+}
+
+/** A client certificate `name`.crt/.key signed by CA `ca`. */
+function makeClient(name: string, ca: string): { cert: Buffer; key: Buffer } {
+  openssl('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
+  writeFileSync(file('client.ext'), 'extendedKeyUsage=clientAuth\n');
+  openssl(
+    'x509',
+    '-req',
+    '-in',
+    `${name}.csr`,
+    '-CA',
+    `${ca}.crt`,
+    '-CAkey',
+    `${ca}.key`,
+    '-CAcreateserial',
+    '-out',
+    `${name}.crt`,
+    '-days',
+    '1',
+    '-extfile',
+    'client.ext',
+  );
+  return { cert: readFileSync(file(`${name}.crt`)), key: readFileSync(file(`${name}.key`)) };
+}
+
 /** Lays out a Secret volume like the kubelet: tls.crt -> ..data/tls.crt, ..data -> a timestamped dir. */
 function secretVolume(name: string, leaf: number): string {
   const vol = file(name);
@@ -110,9 +153,14 @@ function rotate(vol: string, leaf: number): void {
 async function startServer(
   vol: string,
   intervalMs: number,
+  clientCAFile?: string,
 ): Promise<{ server: WebhookServer; port: number; reloader: CertReloader }> {
   const reloader = new CertReloader(
-    { certFile: join(vol, 'tls.crt'), keyFile: join(vol, 'tls.key') },
+    {
+      certFile: join(vol, 'tls.crt'),
+      keyFile: join(vol, 'tls.key'),
+      ...(clientCAFile ? { clientCAFile } : {}),
+    },
     { intervalMs },
   );
   const pair = await reloader.load();
@@ -136,17 +184,24 @@ interface Answer {
   uid: string;
 }
 
-function admit(port: number, ca: Buffer, body: string): Promise<Answer> {
+/** One POST on a new TLS connection (so each sees the context in force), with any answer. */
+function post(
+  port: number,
+  ca: Buffer,
+  body: string,
+  client?: { cert: Buffer; key: Buffer },
+): Promise<{ status: number; body: string; cn: string }> {
   return new Promise((resolve, reject) => {
     const req = httpsRequest(
       {
+        ...client,
         host: '127.0.0.1',
         servername: 'localhost',
         port,
         path: '/validate/placement',
         method: 'POST',
         ca,
-        agent: false, // a new TLS handshake per request, so each sees the context in force
+        agent: false,
         headers: { 'content-type': 'application/json', connection: 'close' },
         timeout: 5000,
       },
@@ -154,23 +209,28 @@ function admit(port: number, ca: Buffer, body: string): Promise<Answer> {
         const cn = String((res.socket as TLSSocket).getPeerCertificate().subject?.CN ?? '');
         let data = '';
         res.on('data', (c: Buffer) => (data += c.toString()));
-        res.on('end', () => {
-          try {
-            resolve({
-              status: res.statusCode ?? 0,
-              cn,
-              uid: (JSON.parse(data) as { response: { uid: string } }).response.uid,
-            });
-          } catch (e) {
-            reject(e instanceof Error ? e : new Error(String(e)));
-          }
-        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: data, cn }));
       },
     );
     req.on('timeout', () => req.destroy(new Error('timeout')));
     req.on('error', reject);
     req.end(body);
   });
+}
+
+/** A POST that must come back as an AdmissionReview: its status, the serving certificate's CN, the uid. */
+async function admit(
+  port: number,
+  ca: Buffer,
+  body: string,
+  client?: { cert: Buffer; key: Buffer },
+): Promise<Answer> {
+  const res = await post(port, ca, body, client);
+  return {
+    status: res.status,
+    cn: res.cn,
+    uid: (JSON.parse(res.body) as { response: { uid: string } }).response.uid,
+  };
 }
 
 describe('serving certificate rotation', () => {
@@ -253,5 +313,78 @@ describe('serving certificate rotation', () => {
     expect(() =>
       validatePair({ cert: Buffer.from('not a cert'), key: readFileSync(file('leaf1.key')) }),
     ).toThrow(/serving certificate rejected/);
+  });
+});
+
+describe('client certificates (--client-ca-file)', () => {
+  const refused = async (server: WebhookServer) =>
+    (await server.registry.getSingleMetric('metal_webhook_unauthenticated_requests_total')!.get()).values.map(
+      (v) => [v.labels.reason, v.value],
+    );
+
+  it('serves a caller whose certificate the client CA signed, and refuses anyone else at the handshake', async () => {
+    makeCA('client-ca');
+    const apiserver = makeClient('apiserver', 'client-ca');
+    const stranger = makeClient('stranger', 'ca'); // signed by a CA the webhook does not trust for clients
+    const vol = file('vol-c');
+    mkdirSync(vol);
+    copyFileSync(file('leaf1.crt'), join(vol, 'tls.crt'));
+    copyFileSync(file('leaf1.key'), join(vol, 'tls.key'));
+    const { server, port } = await startServer(vol, 60_000, file('client-ca.crt'));
+    const ca = readFileSync(file('ca.crt'));
+    const review = loadReview('claim-create-cordoned');
+    const body = JSON.stringify(review);
+    try {
+      expect(await admit(port, ca, body, apiserver)).toMatchObject({ status: 200, uid: review.request.uid });
+      // Refused before the body is read, with a 401 that says why (the API server logs it).
+      for (const [client, why] of [
+        [undefined, 'no client certificate'],
+        [stranger, 'not signed by the client CA'],
+      ] as const) {
+        const res = await post(port, ca, body, client);
+        expect(res.status).toBe(401);
+        expect(res.body).toContain('METAL_ERR_UNAUTHENTICATED');
+        expect(res.body).toContain(why);
+      }
+      await expect(refused(server)).resolves.toEqual(
+        expect.arrayContaining([
+          ['NoClientCertificate', 1],
+          ['UntrustedClientCertificate', 1],
+        ]),
+      );
+    } finally {
+      await server.app.close();
+    }
+  }, 20000);
+
+  it('takes a rotated client CA without a restart', async () => {
+    makeCA('client-ca-old');
+    makeCA('client-ca-new');
+    const oldClient = makeClient('apiserver-old', 'client-ca-old');
+    const newClient = makeClient('apiserver-new', 'client-ca-new');
+    const vol = file('vol-d');
+    mkdirSync(vol);
+    copyFileSync(file('leaf1.crt'), join(vol, 'tls.crt'));
+    copyFileSync(file('leaf1.key'), join(vol, 'tls.key'));
+    copyFileSync(file('client-ca-old.crt'), join(vol, 'client-ca.crt'));
+    const { server, port, reloader } = await startServer(vol, 60_000, join(vol, 'client-ca.crt'));
+    const ca = readFileSync(file('ca.crt'));
+    const body = JSON.stringify(loadReview('claim-create-cordoned'));
+    try {
+      expect((await admit(port, ca, body, oldClient)).status).toBe(200);
+      expect((await post(port, ca, body, newClient)).status).toBe(401);
+      copyFileSync(file('client-ca-new.crt'), join(vol, 'client-ca.crt'));
+      expect(await reloader.check()).toBe('reloaded');
+      expect((await admit(port, ca, body, newClient)).status).toBe(200);
+      expect((await post(port, ca, body, oldClient)).status).toBe(401);
+    } finally {
+      await server.app.close();
+    }
+  }, 20000);
+
+  it('refuses a client CA bundle that would lock every caller out', () => {
+    const pair = { cert: readFileSync(file('leaf1.crt')), key: readFileSync(file('leaf1.key')) };
+    expect(() => validatePair({ ...pair, clientCA: Buffer.from('') })).toThrow(/holds no PEM certificate/);
+    expect(() => validatePair({ ...pair, clientCA: readFileSync(file('leaf2.crt')) })).toThrow(/not a CA/);
   });
 });

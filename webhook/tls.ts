@@ -1,4 +1,5 @@
-// Serving certificate from files, re-read when it rotates, without a restart. Kubernetes updates a
+// Serving certificate (and the CA that signs the API server's client certificate, when the webhook
+// checks one) from files, re-read when they rotate, without a restart. Kubernetes updates a
 // Secret volume by swapping a `..data` symlink, which a file watch on tls.crt misses after the first
 // rotation, so we poll: re-read both files, compare a hash, check that the key belongs to the
 // certificate, and only then hand the pair over (fastify: server.setSecureContext). A half-written
@@ -12,11 +13,22 @@ import type { Logger } from '../lib/log.js';
 export interface CertPair {
   key: Buffer;
   cert: Buffer;
+  /** CA bundle a client's certificate must chain to; without it, clients are not asked for one. */
+  clientCA?: Buffer;
 }
 
 export interface CertFiles {
   certFile: string;
   keyFile: string;
+  /** PEM bundle of the CA that signs the API server's client certificate (re-read with the pair). */
+  clientCAFile?: string;
+}
+
+/** The options of a TLS context serving `pair` (the server's, and every swap after a rotation). */
+export function secureContextOf(pair: CertPair): { key: Buffer; cert: Buffer; ca?: Buffer } {
+  return pair.clientCA
+    ? { key: pair.key, cert: pair.cert, ca: pair.clientCA }
+    : { key: pair.key, cert: pair.cert };
 }
 
 export const certInvalid = defineError(
@@ -31,20 +43,41 @@ export function validatePair(pair: CertPair): X509Certificate {
     x509 = new X509Certificate(pair.cert);
     if (!x509.checkPrivateKey(createPrivateKey(pair.key)))
       throw new Error('private key does not match the certificate');
-    createSecureContext({ key: pair.key, cert: pair.cert });
+    if (pair.clientCA) checkClientCA(pair.clientCA);
+    createSecureContext(secureContextOf(pair));
   } catch (e) {
     throw certInvalid(errorMessage(e));
   }
   return x509;
 }
 
+/** A client CA bundle must hold at least one CA certificate: an empty or garbled file would lock everyone out. */
+function checkClientCA(pem: Buffer): void {
+  const blocks = pem.toString('utf8').match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g);
+  if (!blocks) throw new Error('client CA bundle holds no PEM certificate');
+  for (const block of blocks) {
+    if (!new X509Certificate(block).ca)
+      throw new Error('client CA bundle holds a certificate that is not a CA');
+  }
+}
+
 export async function readPair(files: CertFiles): Promise<CertPair> {
-  const [cert, key] = await Promise.all([readFile(files.certFile), readFile(files.keyFile)]);
-  return { cert, key };
+  const [cert, key, clientCA] = await Promise.all([
+    readFile(files.certFile),
+    readFile(files.keyFile),
+    files.clientCAFile ? readFile(files.clientCAFile) : undefined,
+  ]);
+  return clientCA ? { cert, key, clientCA } : { cert, key };
 }
 
 const hashOf = (pair: CertPair) =>
-  createHash('sha256').update(pair.cert).update('\0').update(pair.key).digest('hex');
+  createHash('sha256')
+    .update(pair.cert)
+    .update('\0')
+    .update(pair.key)
+    .update('\0')
+    .update(pair.clientCA ?? '')
+    .digest('hex');
 
 export type ReloadResult = 'unchanged' | 'reloaded' | 'invalid' | 'error';
 
