@@ -219,6 +219,7 @@ const stack = await Stack.start({
   controllers: LIFECYCLE_CONTROLLERS,
   runtime: 'node',
   say: log,
+  controlPlaneDir: dir,
 });
 let sim: FleetSimulator | undefined;
 let watch: FleetWatch | undefined;

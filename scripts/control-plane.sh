@@ -8,7 +8,9 @@
 #   scripts/control-plane.sh status DIR          print what runs
 #
 # Everything listens on 127.0.0.1 on free ports. The admin user in DIR/kubeconfig is a client
-# certificate in group system:masters; authorization is RBAC. PodTemplates bypass the watch cache
+# certificate in group system:masters; authorization is RBAC. Towards admission webhooks the API server
+# presents DIR/pki/webhook-client.crt, signed by DIR/pki/webhook-client-ca.crt (the CA a webhook's
+# --client-ca-file names). PodTemplates bypass the watch cache
 # (nothing of ours uses them) so informer tests can observe a real etcd compaction as 410 Gone.
 # Binaries come from
 # scripts/lib/k8s-binaries.sh ($KUBEBUILDER_ASSETS, a versioned cache, or a Go build).
@@ -20,7 +22,7 @@ READY_TIMEOUT="${CONTROL_PLANE_READY_TIMEOUT:-90}"
 die() { printf 'control-plane: %s\n' "$*" >&2; exit 1; }
 log() { printf 'control-plane: %s\n' "$*" >&2; }
 
-usage() { sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
+usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2; }
 
 free_port() {
   node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
@@ -68,11 +70,51 @@ gen_certs() {
     printf 'extendedKeyUsage=clientAuth\n' >admin.ext
     openssl x509 -req -in admin.csr -CA ca.crt -CAkey ca.key -CAcreateserial -out admin.crt \
       -days 3650 -extfile admin.ext 2>/dev/null
+    # The API server's client certificate towards admission webhooks, from a CA of its own: a webhook
+    # trusts that CA alone, so no other client (not even the admin) can call it.
+    openssl req -x509 -newkey rsa:2048 -nodes -keyout webhook-client-ca.key -out webhook-client-ca.crt \
+      -days 3650 -subj "/CN=metal-maintenance-test-webhook-client-ca" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -keyout webhook-client.key -out webhook-client.csr \
+      -subj "/CN=kube-apiserver-webhook-client" 2>/dev/null
+    printf 'extendedKeyUsage=clientAuth\n' >webhook-client.ext
+    openssl x509 -req -in webhook-client.csr -CA webhook-client-ca.crt -CAkey webhook-client-ca.key \
+      -CAcreateserial -out webhook-client.crt -days 3650 -extfile webhook-client.ext 2>/dev/null
     # Service-account token signing key.
     openssl genrsa -out sa.key 2048 2>/dev/null
     openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
     rm -f ./*.csr ./*.ext ./*.srl
   )
+}
+
+# How the API server authenticates to admission webhooks: one client certificate for every webhook
+# ('*' matches any host), given to both webhook admission plugins.
+write_admission_config() {
+  local dir="$1" d="$1/admission"
+  mkdir -p "$d"
+  cat >"$d/webhook-kubeconfig" <<KUBECONFIG
+apiVersion: v1
+kind: Config
+users:
+- name: '*'
+  user:
+    client-certificate: $dir/pki/webhook-client.crt
+    client-key: $dir/pki/webhook-client.key
+KUBECONFIG
+  cat >"$d/config.yaml" <<CONFIG
+apiVersion: apiserver.config.k8s.io/v1
+kind: AdmissionConfiguration
+plugins:
+- name: ValidatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: $d/webhook-kubeconfig
+- name: MutatingAdmissionWebhook
+  configuration:
+    apiVersion: apiserver.config.k8s.io/v1
+    kind: WebhookAdmissionConfiguration
+    kubeConfigFile: $d/webhook-kubeconfig
+CONFIG
 }
 
 write_kubeconfig() {
@@ -144,6 +186,7 @@ start_apiserver() {
     --service-cluster-ip-range 10.0.0.0/24 \
     --authorization-mode RBAC \
     --disable-admission-plugins ServiceAccount \
+    --admission-control-config-file "$dir/admission/config.yaml" \
     --allow-privileged=true \
     --profiling="${APISERVER_PROFILING:-false}" \
     --watch-cache-sizes podtemplates#0 \
@@ -176,8 +219,9 @@ cmd_up() {
   command -v curl >/dev/null || die "curl is required (apt-get install curl)"
   BIN="$("$HERE/lib/k8s-binaries.sh")"
   echo "$BIN" >"$dir/bin-dir"
-  rm -rf "$dir/etcd-data" "$dir/pki" "$dir/apiserver-certs" "$dir"/*.log
+  rm -rf "$dir/etcd-data" "$dir/pki" "$dir/apiserver-certs" "$dir/admission" "$dir"/*.log
   gen_certs "$dir"
+  write_admission_config "$dir"
   {
     echo "ETCD_PORT=$(free_port)"
     echo "ETCD_PEER_PORT=$(free_port)"

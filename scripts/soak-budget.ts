@@ -40,7 +40,7 @@ try {
   process.env.METAL_TEST_CP_DIR = dir;
   admin = await KubeClient.fromFile(cp.kubeconfig);
   await installCRDs(admin);
-  webhook = await startWebhook(admin, { replicas: opts.replicas });
+  webhook = await startWebhook(admin, { replicas: opts.replicas, controlPlaneDir: dir });
   const { kubeconfig } = await serviceAccountKubeconfig(
     admin,
     SYSTEM_NAMESPACE,

@@ -26,7 +26,7 @@ import { FleetWatch, allowedOf } from './watch.js';
 import { LEGEND, LiveArea, clock, columns, progressBar, renderRacks } from './screen.js';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 export interface DemoOptions {
   kubeconfig: string;
@@ -256,6 +256,8 @@ export class Demo {
       webhookReplicas: this.#o.webhookReplicas,
       controllers: LIFECYCLE_CONTROLLERS,
       say: (m) => this.#log(m),
+      // The demo's kubeconfig lives in its control plane's directory (scripts/control-plane.sh).
+      controlPlaneDir: dirname(this.#o.kubeconfig),
     });
     const { kubeconfig } = await kubeconfigForBinary(
       admin,

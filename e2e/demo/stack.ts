@@ -127,6 +127,8 @@ export interface StackOptions {
   runtime?: Runtime;
   /** Progress messages ("webhook: 2 replicas serving"). */
   say?: (message: string) => void;
+  /** The control plane's directory: the webhook then serves only its API server (see startWebhook). */
+  controlPlaneDir?: string;
 }
 
 export function freePort(): Promise<number> {
@@ -196,7 +198,10 @@ export class Stack {
         stack.#dist = buildProduct();
       }
       if (o.webhookReplicas > 0) {
-        stack.webhook = await startWebhook(o.admin, { replicas: o.webhookReplicas });
+        stack.webhook = await startWebhook(o.admin, {
+          replicas: o.webhookReplicas,
+          ...(o.controlPlaneDir ? { controlPlaneDir: o.controlPlaneDir } : {}),
+        });
         o.say?.(`webhook: ${o.webhookReplicas} replica(s) serving at ${stack.webhook.url}`);
       }
       await Promise.all(o.controllers.map((name) => stack.#startController(name)));

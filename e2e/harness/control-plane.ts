@@ -1,7 +1,7 @@
 // Drives scripts/control-plane.sh (the one implementation of the local control plane) from
 // TypeScript, and adds what tests need on top: CRD installation, etcd compaction, restarts.
 import { execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
@@ -21,6 +21,27 @@ export interface ControlPlane {
   kubeconfig: string;
   apiserverPort: number;
   etcdPort: number;
+}
+
+/** The API server's client certificate towards webhooks, and the CA that signs it (PEM file paths). */
+export interface WebhookClientFiles {
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+/**
+ * What the control plane in `dir` presents to admission webhooks (scripts/control-plane.sh makes it and
+ * names it in the API server's AdmissionConfiguration); undefined for a directory without one.
+ */
+export function webhookClientFiles(dir: string): WebhookClientFiles | undefined {
+  const pki = join(dir, 'pki');
+  const files = {
+    ca: join(pki, 'webhook-client-ca.crt'),
+    cert: join(pki, 'webhook-client.crt'),
+    key: join(pki, 'webhook-client.key'),
+  };
+  return Object.values(files).every((f) => existsSync(f)) ? files : undefined;
 }
 
 export function readControlPlane(dir: string): ControlPlane {

@@ -5,7 +5,9 @@
 //   await webhook.stop();                          // also in afterAll: it never throws
 //
 // What it does:
-// 1. Makes a CA and a serving certificate with openssl (IP SAN 127.0.0.1).
+// 1. Makes a CA and a serving certificate with openssl (IP SAN 127.0.0.1). When the control plane has a
+//    client certificate for webhooks (scripts/control-plane.sh makes one), each replica trusts only its
+//    CA (--client-ca-file), as a deployment whose API server is configured for it would.
 // 2. Applies manifests/webhook/rbac.yaml and runs each replica (webhook/main.ts) as its own process
 //    under the `webhook` ServiceAccount, with a token from the TokenRequest API.
 // 3. Fronts the replicas with a loopback TCP balancer (tcp-balancer.ts), the stand-in for the Service,
@@ -35,7 +37,7 @@ import type { KubeClient } from '../../lib/kube/client.js';
 import { isAlreadyExists, isNotFound, KubeApiError } from '../../lib/kube/errors.js';
 import { Core, resourceOf, type ResourceType } from '../../lib/kube/resources.js';
 import { POLICY_CONFIGMAP } from '../../policies/schema.js';
-import { REPO_ROOT } from './control-plane.js';
+import { REPO_ROOT, webhookClientFiles } from './control-plane.js';
 import {
   SYSTEM_NAMESPACE,
   ensureNamespace,
@@ -58,6 +60,12 @@ export interface StartWebhookOptions {
   env?: Record<string, string>;
   /** Budget for each replica to start and for the API server to call it; default 60 s. */
   readyTimeoutMs?: number;
+  /**
+   * Directory of the control plane (scripts/control-plane.sh) whose API server calls the webhook: its
+   * client CA becomes the webhook's --client-ca-file, so only that API server is served. Default: the
+   * test run's control plane ($METAL_TEST_CP_DIR); none, no client authentication.
+   */
+  controlPlaneDir?: string;
 }
 
 export interface WebhookReplica {
@@ -280,8 +288,17 @@ export async function startWebhook(
 
   try {
     const { certDir, caPem } = makeServingCertificate(dir);
-    // Replicas are reached like the API server reaches them: verified against the CA.
-    const tlsAgent = new Agent({ connect: { ca: caPem }, keepAliveTimeout: 1000 });
+    const cpDir = options.controlPlaneDir ?? process.env.METAL_TEST_CP_DIR;
+    const client = cpDir ? webhookClientFiles(cpDir) : undefined;
+    // Replicas are reached like the API server reaches them: verified against the CA, and with the API
+    // server's client certificate when the webhook asks for one.
+    const tlsAgent = new Agent({
+      connect: {
+        ca: caPem,
+        ...(client ? { cert: readFileSync(client.cert), key: readFileSync(client.key) } : {}),
+      },
+      keepAliveTimeout: 1000,
+    });
     agent = tlsAgent;
     const { kubeconfig, username } = await kubeconfigForBinary(admin, 'webhook');
     await ensurePolicyConfigMap(admin);
@@ -299,6 +316,7 @@ export async function startWebhook(
           '--ops-host=127.0.0.1',
           '--ops-port=0',
           '--sync-timeout=60',
+          ...(client ? [`--client-ca-file=${client.ca}`] : []),
         ],
         options.env ?? {},
       );

@@ -1,5 +1,7 @@
 // The webhook harness itself: replicas under their own identity, the API server calling them through
-// the balancer, a killed replica behind it, and a teardown that leaves no configuration behind.
+// the balancer (the only caller they serve), a killed replica behind it, and a teardown that leaves no
+// configuration behind.
+import { Agent, request } from 'undici';
 import { adminClient } from '../../../e2e/harness/env.js';
 import { startWebhook, type WebhookHandle } from '../../../e2e/harness/webhook.js';
 import type { KubeClient } from '../../../lib/kube/client.js';
@@ -27,6 +29,25 @@ describe('webhook harness', () => {
     // The probes went through the API server: decisions were counted on some replica.
     const metrics = (await webhook.get(0, '/metrics')).body + (await webhook.get(1, '/metrics')).body;
     expect(metrics).toMatch(/metal_webhook_decisions_total\{[^}]*rule="policy"[^}]*result="denied"/);
+
+    // Only the API server is served (it presents the control plane's webhook client certificate): any
+    // other caller, here one that trusts the serving certificate but has no client certificate, gets 401.
+    const stranger = new Agent({ connect: { ca: webhook.caPem } });
+    try {
+      const res = await request(`https://127.0.0.1:${webhook.replicas[0]!.port}/validate/eviction`, {
+        method: 'POST',
+        dispatcher: stranger,
+        headers: { 'content-type': 'application/json' },
+        body: '{}',
+      });
+      expect(res.statusCode).toBe(401);
+      expect(await res.body.text()).toContain('METAL_ERR_UNAUTHENTICATED: no client certificate');
+    } finally {
+      await stranger.close();
+    }
+    expect((await webhook.get(0, '/metrics')).body).toMatch(
+      /metal_webhook_unauthenticated_requests_total\{[^}]*reason="NoClientCertificate"[^}]*\} 1\n/,
+    );
 
     await webhook.kill(0);
     // Every call now lands on replica 1, whichever connection the API server opens.
