@@ -30,104 +30,37 @@ const dir = mkdtempSync(join(tmpdir(), 'webhook-tls-'));
 const file = (name: string) => join(dir, name);
 const openssl = (...args: string[]) => execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
 
-beforeAll(() => {
-  openssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'ec',
-    '-pkeyopt',
-    'ec_paramgen_curve:P-256',
-    '-nodes',
-    '-keyout',
-    'ca.key',
-    '-out',
-    'ca.crt',
-    '-days',
-    '1',
-    '-subj',
-    '/CN=test-ca',
-  );
-  writeFileSync(file('san.ext'), 'subjectAltName=DNS:localhost,IP:127.0.0.1\n');
-  for (const n of [1, 2]) {
-    openssl(
-      'req',
-      '-newkey',
-      'ec',
-      '-pkeyopt',
-      'ec_paramgen_curve:P-256',
-      '-nodes',
-      '-keyout',
-      `leaf${n}.key`,
-      '-out',
-      `leaf${n}.csr`,
-      '-subj',
-      `/CN=webhook-${n}`,
-    );
-    openssl(
-      'x509',
-      '-req',
-      '-in',
-      `leaf${n}.csr`,
-      '-CA',
-      'ca.crt',
-      '-CAkey',
-      'ca.key',
-      '-CAcreateserial',
-      '-out',
-      `leaf${n}.crt`,
-      '-days',
-      '1',
-      '-extfile',
-      'san.ext',
-    );
-  }
-});
-
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
 const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes'];
+/** Space-separated openssl arguments (none of ours holds a space). */
+const args = (line: string) => line.split(' ');
 
 /** A self-signed CA `name`.crt/.key. */
 function makeCA(name: string): void {
-  openssl(
-    'req',
-    '-x509',
-    ...ec,
-    '-keyout',
-    `${name}.key`,
-    '-out',
-    `${name}.crt`,
-    '-days',
-    '1',
-    '-subj',
-    `/CN=${name}`,
-  );
+  openssl('req', '-x509', ...ec, ...args(`-keyout ${name}.key -out ${name}.crt -days 1 -subj /CN=${name}`));
 }
 
-/** A client certificate `name`.crt/.key signed by CA `ca`. */
-function makeClient(name: string, ca: string): { cert: Buffer; key: Buffer } {
-  openssl('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${name}`);
-  writeFileSync(file('client.ext'), 'extendedKeyUsage=clientAuth\n');
+/** `name`.crt/.key for subject CN `cn`, signed by CA `ca`, with these x509v3 extensions. */
+function makeSigned(name: string, cn: string, ca: string, extensions: string): { cert: Buffer; key: Buffer } {
+  openssl('req', ...ec, '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', `/CN=${cn}`);
+  writeFileSync(file(`${name}.ext`), `${extensions}\n`);
   openssl(
     'x509',
-    '-req',
-    '-in',
-    `${name}.csr`,
-    '-CA',
-    `${ca}.crt`,
-    '-CAkey',
-    `${ca}.key`,
-    '-CAcreateserial',
-    '-out',
-    `${name}.crt`,
-    '-days',
-    '1',
-    '-extfile',
-    'client.ext',
+    ...args(`-req -in ${name}.csr -CA ${ca}.crt -CAkey ${ca}.key -CAcreateserial -out ${name}.crt`),
+    ...args(`-days 1 -extfile ${name}.ext`),
   );
   return { cert: readFileSync(file(`${name}.crt`)), key: readFileSync(file(`${name}.key`)) };
 }
+
+/** A client certificate `name`.crt/.key signed by CA `ca`. */
+const makeClient = (name: string, ca: string) => makeSigned(name, name, ca, 'extendedKeyUsage=clientAuth');
+
+beforeAll(() => {
+  makeCA('ca');
+  for (const n of [1, 2])
+    makeSigned(`leaf${n}`, `webhook-${n}`, 'ca', 'subjectAltName=DNS:localhost,IP:127.0.0.1');
+});
+
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 /** Lays out a Secret volume like the kubelet: tls.crt -> ..data/tls.crt, ..data -> a timestamped dir. */
 function secretVolume(name: string, leaf: number): string {
