@@ -12,7 +12,8 @@
 // under a fleet, a per-rack and a tenant budget). Measured:
 //   throughput  closed loop, `--concurrency` requests in flight, rounds alternating webhook and limit
 //   latency     open loop at `--rate` req/s (from the scheduled send time: no coordinated omission)
-//   decisions   in process, JSON body → parse → review() per request, 100 vs 10,000 Servers and claims
+//   decisions   in process, JSON body → parse → review() per request, 100 vs 10,000 Servers and claims;
+//               warm (back to back) and cold (caches flushed before each, as between two requests)
 // The last line printed is one JSON object: throughput_ratio, p99_ms, scale_ratio and the raw figures.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -529,9 +530,16 @@ async function verify(f: Fleet, policies: PolicyStore): Promise<void> {
 /**
  * Per-decision latency (µs) in process: JSON body → parse → review(), rounds alternating between the worlds. Per
  * world: percentiles over all calls; the ratio is the median of the per-round ratios of medians (a
- * round of each world back to back sees the same machine).
+ * round of each world back to back sees the same machine). `before` runs ahead of each decision,
+ * outside the timing.
  */
-async function decisionLatency(fleets: Fleet[], policies: PolicyStore, rounds: number, perRound: number) {
+async function decisionLatency(
+  fleets: Fleet[],
+  policies: PolicyStore,
+  rounds: number,
+  perRound: number,
+  before?: () => void,
+) {
   const samples = fleets.map(() => [] as number[]);
   const roundMedians = fleets.map(() => [] as number[]);
   // mixed() interleaves placement allow, placement deny, eviction dry-run.
@@ -545,6 +553,7 @@ async function decisionLatency(fleets: Fleet[], policies: PolicyStore, rounds: n
     const round: number[] = [];
     for (let j = 0; j < count; j++) {
       const r = reqs[k]![j % reqs[k]!.length]!;
+      before?.();
       const t0 = process.hrtime.bigint();
       await review(r.type, r.rule, parseAdmissionReview(JSON.parse(r.body)), deps);
       const us = Number(process.hrtime.bigint() - t0) / 1000;
@@ -573,6 +582,17 @@ async function decisionLatency(fleets: Fleet[], policies: PolicyStore, rounds: n
 }
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+/**
+ * Writes 16 MB, one byte per cache line: afterwards the world's maps and objects are no longer in any
+ * cache, as in the server, where TLS, HTTP and a 4.4 KB JSON.parse run between two decisions.
+ */
+function coldCaches(): () => void {
+  const junk = new Uint8Array(16 * 1024 * 1024);
+  return () => {
+    for (let i = 0; i < junk.length; i += 64) junk[i] = (junk[i]! + 1) & 0xff;
+  };
+}
 
 // ------------------------------------------------------------------ main
 
@@ -611,6 +631,7 @@ if (!isLoadGenerator) {
     await verify(large, policies);
 
     const decisions = await decisionLatency([small, large], policies, 9, 3000);
+    const cold = await decisionLatency([small, large], policies, 5, 600, coldCaches());
     const [dSmall, dLarge] = decisions.perWorld as [
       (typeof decisions.perWorld)[0],
       (typeof decisions.perWorld)[0],
@@ -735,11 +756,19 @@ if (!isLoadGenerator) {
       `  p50 by kind (small/large µs): placement allow ${f(ks[0]!, 1)}/${f(kl[0]!, 1)}, ` +
         `placement deny ${f(ks[1]!, 1)}/${f(kl[1]!, 1)}, eviction dry-run ${f(ks[2]!, 1)}/${f(kl[2]!, 1)}`,
     );
+    const [cs, cl] = cold.perWorld as [(typeof cold.perWorld)[0], (typeof cold.perWorld)[0]];
+    const [cks, ckl] = cold.kinds as [number[], number[]];
+    out(
+      `  the same with cold caches (16 MB written before each; ${cs.n} per world, 5 rounds): ` +
+        `p50 ${f(cs.p50, 1)} → ${f(cl.p50, 1)} µs, ratio ${f(cold.ratio, 3)}; by kind ` +
+        `${f(cks[0]!, 1)}/${f(ckl[0]!, 1)}, ${f(cks[1]!, 1)}/${f(ckl[1]!, 1)}, ${f(cks[2]!, 1)}/${f(ckl[2]!, 1)}`,
+    );
     out(
       JSON.stringify({
         throughput_ratio: Number(f(ratio, 3)),
         p99_ms: Number(f(atRate.p99, 3)),
         scale_ratio: Number(f(decisions.ratio, 3)),
+        scale_ratio_cold: Number(f(cold.ratio, 3)),
         webhook_rps: Math.round(w.rps),
         limit_rps: Math.round(l.rps),
         webhook_p50_ms: Number(f(w.p50, 3)),
