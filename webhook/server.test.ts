@@ -8,7 +8,7 @@ import { Codes } from './codes.js';
 import { createGrantor, type BudgetRef } from './grants.js';
 import { MemoryBudgetStore } from './memory-budget-store.js';
 import { MemoryWorld } from './memory-world.js';
-import { createWebhookServer, type WebhookServerOptions } from './server.js';
+import { createWebhookServer, oncePer, type WebhookServerOptions } from './server.js';
 import { loadReview, loadWorld, NOW } from './testdata/load.js';
 import type { WorldView } from './world.js';
 
@@ -331,5 +331,20 @@ describe('webhook server: object checks', () => {
         },
       },
     });
+  });
+});
+
+describe('oncePer', () => {
+  it('opens at most once per interval and tells how many calls it kept shut since', () => {
+    let t = 0;
+    const gate = oncePer(60_000, () => t);
+    expect(gate()).toBe(0);
+    t = 1_000;
+    expect(gate()).toBeUndefined();
+    t = 59_999;
+    expect(gate()).toBeUndefined();
+    t = 60_000;
+    expect(gate()).toBe(2);
+    expect(gate()).toBeUndefined();
   });
 });

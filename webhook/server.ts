@@ -109,6 +109,23 @@ function httpsOptions(pair: CertPair) {
     : secureContextOf(pair);
 }
 
+/** A gate that opens at most once per `ms`; when it opens, it tells how many calls it kept shut since. */
+export function oncePer(ms: number, now: () => number = () => performance.now()): () => number | undefined {
+  let last = -Infinity;
+  let shut = 0;
+  return () => {
+    const t = now();
+    if (t - last < ms) {
+      shut++;
+      return undefined;
+    }
+    last = t;
+    const since = shut;
+    shut = 0;
+    return since;
+  };
+}
+
 function fourHundred(
   reply: FastifyReply,
   metrics: WebhookMetrics,
@@ -248,16 +265,22 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     (app.server as unknown as TlsServer).setSecureContext(secureContextOf(pair));
   };
   if (options.tls?.clientCA) {
+    // An API server that presents no certificate fails every guarded write: say so at warn, but once a
+    // minute (with how many more), not once per refused request.
+    const warnNow = oncePer(60_000);
     // Before the body is read: a caller without the API server's certificate costs one header parse.
     app.addHook('onRequest', (request, reply, done) => {
       const socket = request.raw.socket as TLSSocket;
       if (socket.authorized) return done();
       const reason = socket.getPeerCertificate()?.raw ? 'UntrustedClientCertificate' : 'NoClientCertificate';
       metrics.unauthenticated.inc({ reason });
-      logger.debug(
-        { reason, tlsError: socket.authorizationError },
-        'request without a trusted client certificate',
-      );
+      const skipped = warnNow();
+      if (skipped !== undefined)
+        logger.warn(
+          { reason, tlsError: socket.authorizationError, remote: socket.remoteAddress, alsoRefused: skipped },
+          'refused a request without a trusted client certificate (401): does the API server present one? ' +
+            '(docs/webhook.md, "Authenticating the API server")',
+        );
       const refusal = unauthenticated(
         reason === 'NoClientCertificate'
           ? 'no client certificate'

@@ -16,6 +16,8 @@ import { request as httpsRequest } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { PolicyStore } from '../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../policies/schema.js';
@@ -87,6 +89,7 @@ async function startServer(
   vol: string,
   intervalMs: number,
   clientCAFile?: string,
+  logger?: Logger,
 ): Promise<{ server: WebhookServer; port: number; reloader: CertReloader }> {
   const reloader = new CertReloader(
     {
@@ -104,6 +107,7 @@ async function startServer(
     isReady: () => true,
     registry: new Registry(),
     tls: pair,
+    ...(logger ? { logger } : {}),
   });
   server.watchCertificates(reloader);
   await server.app.listen({ port: 0, host: '127.0.0.1' });
@@ -263,7 +267,14 @@ describe('client certificates (--client-ca-file)', () => {
     mkdirSync(vol);
     copyFileSync(file('leaf1.crt'), join(vol, 'tls.crt'));
     copyFileSync(file('leaf1.key'), join(vol, 'tls.key'));
-    const { server, port } = await startServer(vol, 60_000, file('client-ca.crt'));
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+        done();
+      },
+    });
+    const { server, port } = await startServer(vol, 60_000, file('client-ca.crt'), pino(sink));
     const ca = readFileSync(file('ca.crt'));
     const review = loadReview('claim-create-cordoned');
     const body = JSON.stringify(review);
@@ -279,6 +290,10 @@ describe('client certificates (--client-ca-file)', () => {
         expect(res.body).toContain('METAL_ERR_UNAUTHENTICATED');
         expect(res.body).toContain(why);
       }
+      // One warning for both refusals (then at most one a minute): where the caller came from, and why.
+      expect(lines.filter((l) => l.level === 40)).toEqual([
+        expect.objectContaining({ reason: 'NoClientCertificate', remote: '127.0.0.1', alsoRefused: 0 }),
+      ]);
       await expect(refused(server)).resolves.toEqual(
         expect.arrayContaining([
           ['NoClientCertificate', 1],
