@@ -10,6 +10,8 @@ import {
   dryRunOnCopies,
   grantDecision,
   isConflictError,
+  refKey,
+  refOfKey,
   releaseGrants,
   reserveGrants,
   type BudgetRef,
@@ -61,6 +63,23 @@ function planFor(i: number, refs: BudgetRef[] = [FLEET], expected = 100): GrantP
 const fast: GrantOptions = { sleep: () => Promise.resolve(), random: () => 0, clock: () => NOW };
 const uids = (store: MemoryBudgetStore, ref: BudgetRef) =>
   (store.current(ref)?.status?.grants ?? []).map((g) => g.maintenanceUID).sort();
+
+describe('refOfKey', () => {
+  it('reads back what refKey wrote, for both kinds', () => {
+    const refs: BudgetRef[] = [
+      { kind: 'ServerDisruptionBudget', name: 'racks' },
+      { kind: 'ServerClaimDisruptionBudget', namespace: 'tenant-a', name: 'db' },
+    ];
+    for (const ref of refs) expect(refOfKey(refKey(ref))).toEqual(ref);
+  });
+
+  it.each(['racks', 'Pod//racks', 'ServerDisruptionBudget//', 'ServerDisruptionBudget/a/b/c', ''])(
+    'is undefined for %j, which no refKey yields',
+    (key) => {
+      expect(refOfKey(key)).toBeUndefined();
+    },
+  );
+});
 
 describe('reserveGrants', () => {
   it('writes one ledger entry per budget, in plan order, with the grant details', async () => {

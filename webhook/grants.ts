@@ -138,6 +138,18 @@ export function refKey(ref: BudgetRef): string {
   return `${ref.kind}/${ref.namespace ?? ''}/${ref.name}`;
 }
 
+const BUDGET_KINDS: ReadonlySet<string> = new Set<BudgetKind>([
+  'ServerDisruptionBudget',
+  'ServerClaimDisruptionBudget',
+]);
+
+/** The ref a refKey names (names and namespaces hold no '/'); undefined for anything else. */
+export function refOfKey(key: string): BudgetRef | undefined {
+  const [kind, namespace, name, ...rest] = key.split('/');
+  if (rest.length > 0 || !kind || !BUDGET_KINDS.has(kind) || !name) return undefined;
+  return { kind: kind as BudgetKind, ...(namespace ? { namespace } : {}), name };
+}
+
 class Run {
   readonly attemptsCount: GrantStats = { attempts: 0, conflicts: 0, retries: 0 };
   readonly o: Required<Omit<GrantOptions, 'onConflict' | 'onRetry'>> &

@@ -27,7 +27,7 @@ import { BOOT_MAINTENANCE_UID_LABEL } from '../boot/from-maintenance.js';
 import { WriteOverlay } from '../shared/overlay.js';
 import { admissionDenial, type AdmissionDenial } from '../shared/denial.js';
 import { Codes } from '../../webhook/codes.js';
-import { refKey } from '../../webhook/grants.js';
+import { refKey, refOfKey } from '../../webhook/grants.js';
 import {
   addFinalizer,
   applyOwned,
@@ -262,7 +262,8 @@ export class MaintenanceReconciler {
 
   /** The server's topology domain in a budget (refKey): "" for claim budgets and those without a key. */
   #domainIn(budget: string, server: string): string {
-    const sdb = this.#sdbs.list().find((b) => budgetKeyOf(b) === budget);
+    const ref = refOfKey(budget);
+    const sdb = ref?.kind === 'ServerDisruptionBudget' ? this.#sdbs.getByName(ref.name) : undefined;
     const labelled = sdb?.spec.topologyKey ? this.#servers.getByName(server) : undefined;
     return labelled ? domainOf(labelled, sdb?.spec.topologyKey) : '';
   }
