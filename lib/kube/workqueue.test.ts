@@ -1,5 +1,51 @@
+import fc from 'fast-check';
 import { jest } from '@jest/globals';
 import { WorkQueue } from './workqueue.js';
+
+/** The queue's order rules spelled out plainly (a search per promotion), to check the real one against. */
+class ModelQueue {
+  readonly front: string[] = [];
+  readonly queue: string[] = [];
+  readonly dirty = new Set<string>();
+  readonly processing = new Set<string>();
+  readonly urgentAgain = new Set<string>();
+
+  add(key: string, urgent: boolean): void {
+    if (this.dirty.has(key)) {
+      if (!urgent) return;
+      if (this.processing.has(key)) this.urgentAgain.add(key);
+      else if (this.queue.includes(key)) {
+        this.queue.splice(this.queue.indexOf(key), 1);
+        this.front.push(key);
+      }
+      return;
+    }
+    this.dirty.add(key);
+    if (this.processing.has(key)) {
+      if (urgent) this.urgentAgain.add(key);
+      return;
+    }
+    (urgent ? this.front : this.queue).push(key);
+  }
+
+  get(): string | undefined {
+    const key = this.front.shift() ?? this.queue.shift();
+    if (key === undefined) return undefined;
+    this.dirty.delete(key);
+    this.processing.add(key);
+    return key;
+  }
+
+  done(key: string): void {
+    this.processing.delete(key);
+    const urgent = this.urgentAgain.delete(key);
+    if (this.dirty.delete(key)) this.add(key, urgent);
+  }
+
+  get length(): number {
+    return this.front.length + this.queue.length;
+  }
+}
 
 describe('WorkQueue', () => {
   test('holds a waiting key once however often it is added', async () => {
@@ -36,6 +82,45 @@ describe('WorkQueue', () => {
     q.add('a'); // a normal add again changes nothing
     expect(q.length).toBe(3);
     expect([await q.get(), await q.get(), await q.get()]).toEqual(['c', 'b', 'a']);
+  });
+
+  test('hands keys out in the order of a plain model, however adds, urgent adds, takes and dones interleave', async () => {
+    const key = fc.constantFrom('a', 'b', 'c', 'd', 'e');
+    const op = fc.oneof(
+      fc.record({ op: fc.constant('add' as const), key, urgent: fc.boolean() }),
+      fc.record({ op: fc.constant('get' as const) }),
+      fc.record({ op: fc.constant('done' as const), pick: fc.nat() }),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.array(op, { maxLength: 60 }), async (ops) => {
+        const q = new WorkQueue();
+        const model = new ModelQueue();
+        for (const o of ops) {
+          if (o.op === 'add') {
+            q.add(o.key, { urgent: o.urgent });
+            model.add(o.key, o.urgent);
+          } else if (o.op === 'get') {
+            if (model.length === 0) continue; // an empty queue's get waits: not a step here
+            expect(await q.get()).toBe(model.get());
+          } else {
+            const busy = [...model.processing];
+            if (busy.length === 0) continue;
+            const k = busy[o.pick % busy.length]!;
+            q.done(k);
+            model.done(k);
+          }
+          expect(q.length).toBe(model.length);
+        }
+        // What is left comes out in the model's order, each key once.
+        const rest: string[] = [];
+        while (model.length > 0) rest.push(model.get()!);
+        const got: string[] = [];
+        for (let i = 0; i < rest.length; i++) got.push((await q.get())!);
+        expect(got).toEqual(rest);
+        expect(q.length).toBe(0);
+      }),
+      { numRuns: 500 },
+    );
   });
 
   test('a key added urgently while it is processed goes to the front when done', async () => {

@@ -22,7 +22,16 @@ export interface WorkQueueOptions {
 }
 
 export class WorkQueue<K = string> {
-  readonly #queue: K[] = [];
+  /**
+   * Normal keys in order. A key promoted to #front leaves its entry here as a husk (its ticket no longer
+   * #live), skipped when reached: promotion is O(1), not a search through thousands of waiting keys.
+   */
+  readonly #queue: { key: K; ticket: number }[] = [];
+  /** The ticket of each key's one live entry in #queue. */
+  readonly #live = new Map<K, number>();
+  #tickets = 0;
+  /** Entries in #queue that are husks. */
+  #husks = 0;
   /** Urgent keys, handed out before any in #queue. */
   readonly #front: K[] = [];
   /** Keys being processed that were added again urgently: they go to the front when done. */
@@ -68,8 +77,12 @@ export class WorkQueue<K = string> {
       this.#processing.add(key);
       this.#took(key);
       waiter(key);
+    } else if (urgent) {
+      this.#front.push(key);
     } else {
-      (urgent ? this.#front : this.#queue).push(key);
+      const ticket = ++this.#tickets;
+      this.#queue.push({ key, ticket });
+      this.#live.set(key, ticket);
     }
   }
 
@@ -79,9 +92,8 @@ export class WorkQueue<K = string> {
       this.#urgentAgain.add(key);
       return;
     }
-    const i = this.#queue.indexOf(key);
-    if (i < 0) return; // already at the front
-    this.#queue.splice(i, 1);
+    if (!this.#live.delete(key)) return; // already at the front
+    this.#husks++;
     this.#front.push(key);
   }
 
@@ -123,7 +135,7 @@ export class WorkQueue<K = string> {
 
   /** The next key to process; undefined once the queue is shut down and empty. */
   get(): Promise<K | undefined> {
-    const key = this.#front.shift() ?? this.#queue.shift();
+    const key = this.#front.shift() ?? this.#nextNormal();
     if (key !== undefined) {
       this.#dirty.delete(key);
       this.#processing.add(key);
@@ -147,7 +159,7 @@ export class WorkQueue<K = string> {
   }
 
   get length(): number {
-    return this.#front.length + this.#queue.length;
+    return this.#front.length + this.#queue.length - this.#husks;
   }
 
   get inFlight(): number {
@@ -167,6 +179,8 @@ export class WorkQueue<K = string> {
     for (const { timer } of this.#timers.values()) clearTimeout(timer);
     this.#timers.clear();
     this.#queue.length = 0;
+    this.#live.clear();
+    this.#husks = 0;
     this.#front.length = 0;
     this.#urgentAgain.clear();
     this.#queuedAt.clear();
@@ -181,6 +195,18 @@ export class WorkQueue<K = string> {
 
   get isShuttingDown(): boolean {
     return this.#shuttingDown;
+  }
+
+  /** The first live key of #queue, dropping the husks before it. */
+  #nextNormal(): K | undefined {
+    for (let entry = this.#queue.shift(); entry; entry = this.#queue.shift()) {
+      if (this.#live.get(entry.key) === entry.ticket) {
+        this.#live.delete(entry.key);
+        return entry.key;
+      }
+      this.#husks--;
+    }
+    return undefined;
   }
 
   #took(key: K): void {
