@@ -19,6 +19,31 @@ function identity(obj: KubeObject, extra: Record<string, unknown> = {}) {
   };
 }
 
+/** An apply body for obj's kind: its identity (pinned to its uid, plus `metadata`) and `fields`. */
+function applyBody<T extends KubeObject>(
+  resource: ResourceClient<T>,
+  obj: KubeObject,
+  metadata: Record<string, unknown>,
+  fields: Record<string, unknown> = {},
+): T {
+  return {
+    apiVersion: apiVersionOf(resource.type),
+    kind: resource.type.kind,
+    metadata: identity(obj, metadata),
+    ...fields,
+  } as unknown as T;
+}
+
+/** The write's result; undefined when the object is gone (404). */
+async function unlessGone<T>(write: () => Promise<T>): Promise<T | undefined> {
+  try {
+    return await write();
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
 /** SSA of `status` (the fields this manager owns); undefined when the object is gone. */
 export async function applyStatusOf<T extends KubeObject>(
   resource: ResourceClient<T>,
@@ -26,18 +51,8 @@ export async function applyStatusOf<T extends KubeObject>(
   status: unknown,
   fieldManager: string,
 ): Promise<T | undefined> {
-  const body = {
-    apiVersion: apiVersionOf(resource.type),
-    kind: resource.type.kind,
-    metadata: identity(obj),
-    status,
-  } as unknown as T;
-  try {
-    return await resource.apply(body, { fieldManager, force: true, subresource: 'status' });
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
+  const body = applyBody(resource, obj, {}, { status });
+  return unlessGone(() => resource.apply(body, { fieldManager, force: true, subresource: 'status' }));
 }
 
 /** SSA of spec/metadata fields this manager owns; with `cas`, only if the object is still at obj's resourceVersion. */
@@ -51,18 +66,8 @@ export async function applyOwned<T extends KubeObject>(
   const extra = options.cas
     ? { resourceVersion: obj.metadata.resourceVersion, ...fields.metadata }
     : { ...fields.metadata };
-  const body = {
-    apiVersion: apiVersionOf(resource.type),
-    kind: resource.type.kind,
-    metadata: identity(obj, extra),
-    ...(fields.spec !== undefined ? { spec: fields.spec } : {}),
-  } as unknown as T;
-  try {
-    return await resource.apply(body, { fieldManager, force: true });
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
+  const body = applyBody(resource, obj, extra, fields.spec !== undefined ? { spec: fields.spec } : {});
+  return unlessGone(() => resource.apply(body, { fieldManager, force: true }));
 }
 
 /**
@@ -75,17 +80,8 @@ export async function addFinalizer<T extends KubeObject>(
   finalizer: string,
   fieldManager: string,
 ): Promise<T | undefined> {
-  const body = {
-    apiVersion: apiVersionOf(resource.type),
-    kind: resource.type.kind,
-    metadata: identity(obj, { finalizers: [finalizer] }),
-  } as unknown as T;
-  try {
-    return await resource.apply(body, { fieldManager, force: true });
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
+  const body = applyBody(resource, obj, { finalizers: [finalizer] });
+  return unlessGone(() => resource.apply(body, { fieldManager, force: true }));
 }
 
 /**
@@ -128,16 +124,13 @@ export async function patchAnnotations<T extends KubeObject>(
   annotations: Record<string, string | null>,
   fieldManager: string,
 ): Promise<T | undefined> {
-  try {
-    return await resource.patch(
+  return unlessGone(() =>
+    resource.patch(
       obj.metadata.name ?? '',
       { metadata: { uid: obj.metadata.uid, annotations } },
       { namespace: obj.metadata.namespace, type: 'merge', fieldManager },
-    );
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
+    ),
+  );
 }
 
 /** The object with apiVersion and kind set (list items and our writes may lack them), for Events. */
