@@ -124,15 +124,19 @@ export function serverBudgetStatus(
     .map((server) => ({ server, domain: domainOf(server, budget.spec.topologyKey) }));
   // Without a topologyKey there is exactly one domain, "", even when it selects nothing.
   const domains = domainStatuses(members, budget.status?.grants ?? [], budget.spec.maxUnavailable, world);
-  if (!budget.spec.topologyKey && domains.length === 0)
-    domains.push({
-      name: '',
-      expected: 0,
-      unavailable: 0,
-      granted: 0,
-      allowed: Math.max(0, maxAllowedUnavailable(budget.spec.maxUnavailable, 0)),
-    });
+  if (!budget.spec.topologyKey && domains.length === 0) domains.push(emptyDomain(budget.spec.maxUnavailable));
   return summarize(budget, domains, now);
+}
+
+/** The one domain of a budget that selects nothing: no members, and the room a budget of none has. */
+function emptyDomain(maxUnavailable: number | string) {
+  return {
+    name: '',
+    expected: 0,
+    unavailable: 0,
+    granted: 0,
+    allowed: Math.max(0, maxAllowedUnavailable(maxUnavailable, 0)),
+  };
 }
 
 /**
@@ -157,14 +161,7 @@ export function claimBudgetStatus(
       return server ? [{ server, domain: '' }] : [];
     });
   const domains = domainStatuses(members, budget.status?.grants ?? [], budget.spec.maxUnavailable, world);
-  if (domains.length === 0)
-    domains.push({
-      name: '',
-      expected: 0,
-      unavailable: 0,
-      granted: 0,
-      allowed: Math.max(0, maxAllowedUnavailable(budget.spec.maxUnavailable, 0)),
-    });
+  if (domains.length === 0) domains.push(emptyDomain(budget.spec.maxUnavailable));
   return summarize(budget, domains, now);
 }
 
