@@ -23,6 +23,7 @@ import {
   ServerMaintenanceResource,
   ServerResource,
 } from '../shared/kinds.js';
+import { budgetInformers, GRANT_INDEX } from '../shared/budget-informers.js';
 import { applyStatusOf, withTypeMeta } from '../shared/writes.js';
 import {
   budgetStatusChanged,
@@ -49,8 +50,6 @@ export interface BudgetControllerOptions {
 }
 
 export const DEFAULT_STATUS_INTERVAL_MS = 1000;
-
-const grantIndex = (b: AnyBudget) => (b.status?.grants ?? []).map((g) => g.maintenanceUID);
 
 /** What of a server a budget's numbers depend on; other changes (power, inventory) enqueue nothing. */
 function censusSignature(s: Server | undefined, bmc: BMC | undefined): string {
@@ -86,14 +85,7 @@ export class BudgetReconciler {
     this.#statusIntervalMs = options.statusIntervalMs ?? DEFAULT_STATUS_INTERVAL_MS;
     // No reader of these caches needs managedFields (a third of a Server's bytes or more).
     const transform = withoutManagedFields;
-    this.#sdbs = mgr.informer<ServerDisruptionBudget>(ServerDisruptionBudgetResource, {
-      indexers: { grant: grantIndex },
-      transform,
-    });
-    this.#scdbs = mgr.informer<ServerClaimDisruptionBudget>(ServerClaimDisruptionBudgetResource, {
-      indexers: { grant: grantIndex },
-      transform,
-    });
+    ({ sdbs: this.#sdbs, scdbs: this.#scdbs } = budgetInformers(mgr));
     this.#servers = mgr.informer<Server>(ServerResource, {
       indexers: { bmc: (s) => (s.spec.bmcRef?.name ? [s.spec.bmcRef.name] : []) },
       transform,
@@ -130,8 +122,8 @@ export class BudgetReconciler {
   }
 
   #budgetsOfGrant(uid: string): void {
-    for (const b of this.#sdbs.byIndex('grant', uid)) this.#enqueue(`sdb/${b.metadata.name ?? ''}`);
-    for (const b of this.#scdbs.byIndex('grant', uid))
+    for (const b of this.#sdbs.byIndex(GRANT_INDEX, uid)) this.#enqueue(`sdb/${b.metadata.name ?? ''}`);
+    for (const b of this.#scdbs.byIndex(GRANT_INDEX, uid))
       this.#enqueue(`scdb/${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`);
   }
 

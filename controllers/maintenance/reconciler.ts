@@ -21,6 +21,7 @@ import {
   ServerMaintenanceResource,
   ServerResource,
 } from '../shared/kinds.js';
+import { budgetInformers, GRANT_INDEX } from '../shared/budget-informers.js';
 import { LEGACY_MMO_FINALIZER, MAINTENANCE_FINALIZER, MaintenanceConditions } from '../shared/names.js';
 import { findCondition } from '../shared/conditions.js';
 import { BOOT_MAINTENANCE_UID_LABEL } from '../boot/from-maintenance.js';
@@ -81,8 +82,6 @@ const HELD_BACK_RECHECK_MS = 2_000;
 /** Rounds of follow-up in one reconcile after an admission (taint, park, projection at once). */
 const MAX_PASSES = 3;
 
-const grantIndex = (b: AnyBudget) => (b.status?.grants ?? []).map((g) => g.maintenanceUID);
-
 /** A maintenance whose next step a slot waits for: running, or deleted and being undone. */
 const runsOrUndoes = (m: ServerMaintenance) => isDeleting(m) || stateOf(m) === 'InMaintenance';
 /** A budget's refKey, as the webhook's denials name it (the fleet kind is the one with a serverSelector). */
@@ -139,14 +138,7 @@ export class MaintenanceReconciler {
       transform,
     });
     this.#servers = mgr.informer<Server>(ServerResource, { transform });
-    this.#sdbs = mgr.informer<ServerDisruptionBudget>(ServerDisruptionBudgetResource, {
-      indexers: { grant: grantIndex },
-      transform,
-    });
-    this.#scdbs = mgr.informer<ServerClaimDisruptionBudget>(ServerClaimDisruptionBudgetResource, {
-      indexers: { grant: grantIndex },
-      transform,
-    });
+    ({ sdbs: this.#sdbs, scdbs: this.#scdbs } = budgetInformers(mgr));
     // ServerBoots made from spec.boot carry their maintenance's uid as a label.
     this.#boots = mgr.informer<ServerBoot>(ServerBootResource, {
       labelSelector: BOOT_MAINTENANCE_UID_LABEL,
@@ -289,7 +281,7 @@ export class MaintenanceReconciler {
     for (const m of maintenances) {
       const uid = uidOf(m);
       const held: GrantHolding[] = [];
-      for (const b of this.#sdbs.byIndex('grant', uid)) {
+      for (const b of this.#sdbs.byIndex(GRANT_INDEX, uid)) {
         const g = b.status?.grants?.find((x) => x.maintenanceUID === uid);
         if (g)
           held.push({
@@ -301,7 +293,7 @@ export class MaintenanceReconciler {
             grantedAt: g.grantedAt,
           });
       }
-      for (const b of this.#scdbs.byIndex('grant', uid)) {
+      for (const b of this.#scdbs.byIndex(GRANT_INDEX, uid)) {
         const g = b.status?.grants?.find((x) => x.maintenanceUID === uid);
         if (g)
           held.push({

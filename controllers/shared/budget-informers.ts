@@ -1,0 +1,32 @@
+// Both kinds of disruption budget, cached without managedFields and indexed by the maintenances their
+// ledgers hold grants for: the budget controller expires those grants, the maintenance controller
+// releases them, and each looks a maintenance's grants up by its uid.
+import type { ServerClaimDisruptionBudget } from '../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
+import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
+import { withoutManagedFields, type Informer } from '../../lib/kube/informer.js';
+import type { Manager } from '../../lib/kube/manager.js';
+import { ServerClaimDisruptionBudgetResource, ServerDisruptionBudgetResource } from './kinds.js';
+
+/** The index from a maintenance's uid to the budgets whose ledger holds a grant for it. */
+export const GRANT_INDEX = 'grant';
+
+const grantsOf = (b: ServerDisruptionBudget | ServerClaimDisruptionBudget) =>
+  (b.status?.grants ?? []).map((g) => g.maintenanceUID);
+
+export interface BudgetInformers {
+  sdbs: Informer<ServerDisruptionBudget>;
+  scdbs: Informer<ServerClaimDisruptionBudget>;
+}
+
+export function budgetInformers(mgr: Manager): BudgetInformers {
+  return {
+    sdbs: mgr.informer<ServerDisruptionBudget>(ServerDisruptionBudgetResource, {
+      indexers: { [GRANT_INDEX]: grantsOf },
+      transform: withoutManagedFields,
+    }),
+    scdbs: mgr.informer<ServerClaimDisruptionBudget>(ServerClaimDisruptionBudgetResource, {
+      indexers: { [GRANT_INDEX]: grantsOf },
+      transform: withoutManagedFields,
+    }),
+  };
+}
