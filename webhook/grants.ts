@@ -7,6 +7,7 @@ import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverd
 import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
 import { Batcher } from '../lib/batcher.js';
 import { errorMessage, isMetalError } from '../lib/errors.js';
+import { withoutGrants } from '../lib/ledger.js';
 import { Codes, type Code } from './codes.js';
 import { allow, deny, type Decision } from './decision.js';
 import { checkRoom, describeBudget, ledgerEntry } from './rules/eviction.js';
@@ -377,10 +378,8 @@ async function releaseOne(store: BudgetStore, ref: BudgetRef, uid: string, run: 
   for (let attempt = 0; attempt < run.o.maxAttempts; attempt++) {
     try {
       const budget = await store.get(ref);
-      const grants = budget?.status?.grants ?? [];
-      if (!budget || !grants.some((g) => g.maintenanceUID === uid)) return true;
-      const next = structuredClone(budget);
-      next.status = { ...next.status, grants: grants.filter((g) => g.maintenanceUID !== uid) };
+      const next = budget && withoutGrants(budget, (g) => g.maintenanceUID === uid).next;
+      if (!next) return true;
       await store.replaceStatus(ref, next);
       return true;
     } catch (e) {

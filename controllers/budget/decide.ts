@@ -272,9 +272,9 @@ export function confirmExpiry(
   return now.getTime() >= expires ? 'ttl' : undefined;
 }
 
-/** Removes the given entries, but only as they were decided on (same uid and grantedAt). */
-export function withoutEntries(grants: readonly LedgerEntry[], drop: readonly LedgerEntry[]): LedgerEntry[] {
+/** Picks the given entries, but only as they were decided on (same uid and grantedAt). */
+export function asDecided(entries: readonly LedgerEntry[]): (grant: LedgerEntry) => boolean {
   const key = (e: LedgerEntry) => `${e.maintenanceUID}@${e.grantedAt}`;
-  const gone = new Set(drop.map(key));
-  return grants.filter((g) => !gone.has(key(g)));
+  const decided = new Set(entries.map(key));
+  return (grant) => decided.has(key(grant));
 }

@@ -24,14 +24,15 @@ import {
   ServerResource,
 } from '../shared/kinds.js';
 import { budgetInformers, GRANT_INDEX } from '../shared/budget-informers.js';
+import { withoutGrants } from '../../lib/ledger.js';
 import { applyStatusOf, withTypeMeta } from '../shared/writes.js';
 import {
+  asDecided,
   budgetStatusChanged,
   claimBudgetStatus,
   confirmExpiry,
   expiryCandidates,
   serverBudgetStatus,
-  withoutEntries,
   type AnyBudget,
   type ComputedStatus,
   type ExpiryReason,
@@ -288,15 +289,7 @@ export class BudgetReconciler {
     const written = await this.#mgr.status.updateWithRetry(
       resource,
       { name: budget.metadata.name ?? '', namespace: budget.metadata.namespace },
-      (current) => {
-        const grants = current.status?.grants ?? [];
-        const kept = withoutEntries(
-          grants,
-          drop.map((d) => d.entry),
-        );
-        if (kept.length === grants.length) return undefined;
-        return { ...current, status: { ...current.status, grants: kept } };
-      },
+      (current) => withoutGrants(current, asDecided(drop.map((d) => d.entry))).next,
       { subresource: 'status', attempts: 20 },
     );
     if (!written) return undefined;

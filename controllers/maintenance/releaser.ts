@@ -8,6 +8,7 @@
 import { isConflict, isNotFound } from '../../lib/kube/errors.js';
 import { Batcher } from '../../lib/batcher.js';
 import { fresher } from '../../lib/kube/resources.js';
+import { withoutGrants } from '../../lib/ledger.js';
 
 interface LedgerBudget {
   metadata: { name?: string; namespace?: string; resourceVersion?: string; uid?: string };
@@ -64,7 +65,10 @@ export class LedgerReleaser<B extends LedgerBudget> {
     if (!current?.status?.grants?.some((g) => uids.has(g.maintenanceUID))) current = undefined;
     for (let attempt = 0; ; attempt++) {
       current ??= await this.#store.read();
-      const { next, removed } = withoutEntries(current, uids);
+      const { next, dropped } = current
+        ? withoutGrants(current, (g) => uids.has(g.maintenanceUID))
+        : { dropped: [] };
+      const removed = new Set(dropped.map((g) => g.maintenanceUID));
       if (!next) return removed;
       try {
         this.#last = await this.#store.write(next);
@@ -77,16 +81,4 @@ export class LedgerReleaser<B extends LedgerBudget> {
       }
     }
   }
-}
-
-/** The budget without the entries of `uids` (undefined when none is there) and the uids it drops. */
-function withoutEntries<B extends LedgerBudget>(
-  budget: B | undefined,
-  uids: ReadonlySet<string>,
-): { next?: B; removed: Set<string> } {
-  const grants = budget?.status?.grants ?? [];
-  const removed = new Set(grants.filter((g) => uids.has(g.maintenanceUID)).map((g) => g.maintenanceUID));
-  if (!budget || removed.size === 0) return { removed };
-  const kept = grants.filter((g) => !uids.has(g.maintenanceUID));
-  return { next: { ...budget, status: { ...budget.status, grants: kept } }, removed };
 }

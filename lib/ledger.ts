@@ -1,0 +1,27 @@
+// The one edit every releaser makes to a disruption budget's grant ledger: drop some entries, keep the
+// rest in their order, and tell which went. Three writers make it, each with its own compare-and-swap
+// loop around it: the webhook (undoing a reservation a later budget refused), the maintenance
+// controller (a finished maintenance's grant) and the budget controller (grants past their TTL).
+
+interface Grant {
+  maintenanceUID: string;
+}
+
+interface Ledgered<G extends Grant> {
+  status?: { grants?: G[] };
+}
+
+/**
+ * The budget without the grants `drop` picks, as a new object (the input is left as it was), and the
+ * grants dropped. `next` is undefined when `drop` picks none: there is nothing to write.
+ */
+export function withoutGrants<G extends Grant, B extends Ledgered<G>>(
+  budget: B,
+  drop: (grant: G) => boolean,
+): { next?: B; dropped: G[] } {
+  const grants = budget.status?.grants ?? [];
+  const dropped = grants.filter(drop);
+  if (dropped.length === 0) return { dropped };
+  const kept = grants.filter((g) => !drop(g));
+  return { next: { ...budget, status: { ...budget.status, grants: kept } }, dropped };
+}
