@@ -30,6 +30,9 @@ describe('withoutGrants', () => {
 
   it('has nothing to write when no grant is picked, or there is no ledger', () => {
     expect(withoutGrants(budget('a'), (g) => g.maintenanceUID === 'z')).toEqual({ dropped: [] });
-    expect(withoutGrants({ metadata: { name: 'empty' } }, () => true)).toEqual({ dropped: [] });
+    const noLedger: { metadata: { name: string }; status?: { grants?: { maintenanceUID: string }[] } } = {
+      metadata: { name: 'empty' },
+    };
+    expect(withoutGrants(noLedger, () => true)).toEqual({ dropped: [] });
   });
 });
