@@ -19,9 +19,10 @@ export function withoutGrants<G extends Grant, B extends Ledgered<G>>(
   budget: B,
   drop: (grant: G) => boolean,
 ): { next?: B; dropped: G[] } {
-  const grants = budget.status?.grants ?? [];
-  const dropped = grants.filter(drop);
+  // One pass: `drop` may build a key per grant (the budget controller's does), and ledgers run to 2,000.
+  const dropped: G[] = [];
+  const kept: G[] = [];
+  for (const g of budget.status?.grants ?? []) (drop(g) ? dropped : kept).push(g);
   if (dropped.length === 0) return { dropped };
-  const kept = grants.filter((g) => !drop(g));
   return { next: { ...budget, status: { ...budget.status, grants: kept } }, dropped };
 }
