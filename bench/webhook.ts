@@ -63,6 +63,8 @@ interface LoadResult {
   latencies: Float64Array;
   /** Open loop only: ms between each request's due time and its send. */
   lateness: Float64Array;
+  /** The generator's own CPU (µs) over the run: near elapsedMs × 1000 means it, not the server, set the pace. */
+  cpuUs: number;
 }
 
 // One agent per server for the generator's life: its TLS connections stay open from one measurement to
@@ -107,6 +109,7 @@ async function generateLoad(job: LoadJob): Promise<LoadResult> {
       errors++;
     }
   };
+  const cpu0 = process.cpuUsage();
   const start = performance.now();
   const end = start + job.durationMs;
   if (job.rate) {
@@ -136,7 +139,9 @@ async function generateLoad(job: LoadJob): Promise<LoadResult> {
     await Promise.all(Array.from({ length: job.concurrency ?? 32 }, loop));
   }
   const elapsedMs = performance.now() - start;
+  const cpu = process.cpuUsage(cpu0);
   return {
+    cpuUs: cpu.user + cpu.system,
     completed,
     errors,
     elapsedMs,
@@ -509,6 +514,8 @@ async function measure(gen: Generator, job: LoadJob) {
     elu: elu.utilization,
     /** CPU of this process (the servers, their GC and I/O threads) per request. */
     cpuUsPerRequest: (cpu.user + cpu.system) / n,
+    /** Share of one core the load generator used: near 1 means it, not the server, may set the pace. */
+    generatorBusy: r.cpuUs / (r.elapsedMs * 1000),
   };
 }
 
@@ -745,7 +752,7 @@ if (!isLoadGenerator) {
     const out = (line: string) => process.stdout.write(`${line}\n`);
     const row = (name: string, m: Measured) =>
       `  ${name} ${f(m.rps, 0).padStart(6)} req/s  p50 ${f(m.p50)} ms  p99 ${f(m.p99)} ms  ` +
-      `server CPU ${f(m.cpuUsPerRequest, 1)} µs/req, event loop busy ${f(m.elu * 100, 0)}%  errors ${m.errors}`;
+      `server CPU ${f(m.cpuUsPerRequest, 1)} µs/req, event loop busy ${f(m.elu * 100, 0)}%, generator CPU ${f(m.generatorBusy * 100, 0)}%  errors ${m.errors}`;
     out(
       `worlds: ${opts.small} and ${opts.large} Servers + ServerClaims (built in ${buildMs} ms); HTTP against ${served === large ? opts.large : opts.small}`,
     );
@@ -811,6 +818,7 @@ if (!isLoadGenerator) {
         cpu_ratio: Number(f(cpuRatio, 3)),
         webhook_cpu_us_per_request: Number(f(w.cpuUsPerRequest, 1)),
         limit_cpu_us_per_request: Number(f(l.cpuUsPerRequest, 1)),
+        generator_busy: { webhook: Number(f(w.generatorBusy)), limit: Number(f(l.generatorBusy)) },
         rate: opts.rate,
         p50_ms_at_rate: Number(f(atRate.p50, 3)),
         send_late_p99_ms: Number(f(atRate.lateP99, 3)),
