@@ -1,7 +1,8 @@
 // kubectl-metal: the kubectl plugin for the maintenance contract (`kubectl metal <command>` once
 // `kubectl-metal` is on PATH; see docs/cli.md).
 //
-//   migrate [--apply] [--delete-legacy] [-n NS]   legacy ServerMaintenances and labels -> typed objects
+//   migrate [--apply] [--delete-legacy [--remove-legacy-finalizer]] [-n NS]
+//                                                  legacy ServerMaintenances and labels -> typed objects
 //   cordon|uncordon SERVER...                      spec.unclaimable (IEP-22)
 //   approve CLAIM [MAINTENANCE...] [--all] -n NS   typed approvals scoped to a maintenance uid
 //   defer CLAIM MAINTENANCE --until T -n NS        start no earlier than T (within the deadline)
@@ -134,6 +135,12 @@ async function status(a: Api, flags: GlobalFlags, io: CliIO, p: Painter) {
   io.out(summaryLine(fleetSummary(objects)));
 }
 
+interface MigrateFlags {
+  apply?: boolean;
+  deleteLegacy?: boolean;
+  removeLegacyFinalizer?: boolean;
+}
+
 /** The program, and the exit code its actions ask for (besides thrown errors). */
 export function buildProgram(io: CliIO = defaultIO): { program: Command; result: { exitCode: number } } {
   const result = { exitCode: 0 };
@@ -158,12 +165,20 @@ export function buildProgram(io: CliIO = defaultIO): { program: Command; result:
     )
     .option('--apply', 'make the changes')
     .option('--delete-legacy', 'delete each legacy object once its replacement exists')
-    .action(async (o: { apply?: boolean; deleteLegacy?: boolean }, cmd: Command) => {
+    .option(
+      '--remove-legacy-finalizer',
+      "with --delete-legacy: also remove metal-operator's finalizer from each deleted legacy object " +
+        '(only once metal-operator no longer runs the legacy controller)',
+    )
+    .action(async (o: MigrateFlags, cmd: Command) => {
       const flags = g(cmd);
+      if (o.removeLegacyFinalizer && !o.deleteLegacy)
+        throw new MetalError(CliErrors.USAGE, '--remove-legacy-finalizer needs --delete-legacy');
       const migrated = await withApi(flags, (a) =>
         runMigrate(a, {
           apply: !!o.apply,
           deleteLegacy: !!o.deleteLegacy,
+          removeLegacyFinalizer: !!o.removeLegacyFinalizer,
           namespace: flags.namespace,
           p: paint(cmd),
           print: io.out,

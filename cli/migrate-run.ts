@@ -6,6 +6,7 @@ import { isAlreadyExists, isNotFound, KubeApiError } from '../lib/kube/errors.js
 import { updateWithRetry } from '../lib/kube/status-writer.js';
 import { MetalError, errorMessage } from '../lib/errors.js';
 import type { KubeObject } from '../api/schema/meta.js';
+import { LEGACY_MAINTENANCE_FINALIZER } from '../api/legacy/v1alpha1/servermaintenance.js';
 import { listAllOrNone, type Api } from './kube.js';
 import {
   claimAfter,
@@ -21,6 +22,12 @@ import type { Painter } from './output.js';
 export interface MigrateOptions {
   apply: boolean;
   deleteLegacy: boolean;
+  /**
+   * With deleteLegacy: also remove metal-operator's finalizer from each deleted legacy object. For
+   * clusters whose metal-operator no longer runs the legacy controller (past #1130), where nothing
+   * else would ever remove it.
+   */
+  removeLegacyFinalizer?: boolean;
   /** Only legacy objects and claims in this namespace, and legacy references into it. */
   namespace?: string;
   p: Painter;
@@ -68,7 +75,10 @@ export async function runMigrate(a: Api, o: MigrateOptions): Promise<MigrateResu
   o.print(o.p.bold(`Migration of legacy maintenance objects (${mode})\n`));
   o.print(renderPlan(plan, o.p));
   if (plan.actions.length === 0) return { plan, results: [] };
-  const results = await execute(a, plan, !o.apply);
+  const results = await execute(a, plan, {
+    dryRun: !o.apply,
+    removeLegacyFinalizer: !!o.removeLegacyFinalizer,
+  });
   o.print('');
   for (const r of results) {
     const verb = o.apply
@@ -87,7 +97,12 @@ export async function runMigrate(a: Api, o: MigrateOptions): Promise<MigrateResu
 
 const key = (o: KubeObject) => `${o.metadata.namespace ?? ''}/${o.metadata.name ?? ''}`;
 
-async function execute(a: Api, plan: MigrationPlan, dryRun: boolean): Promise<ActionResult[]> {
+interface ExecuteOptions {
+  dryRun: boolean;
+  removeLegacyFinalizer: boolean;
+}
+
+async function execute(a: Api, plan: MigrationPlan, opts: ExecuteOptions): Promise<ActionResult[]> {
   const results: ActionResult[] = [];
   const run = async (action: MigrationAction, fn: () => Promise<string | void>) => {
     try {
@@ -100,11 +115,11 @@ async function execute(a: Api, plan: MigrationPlan, dryRun: boolean): Promise<Ac
   const created = new Set<string>();
   for (const action of plan.actions) {
     if (action.kind !== 'create') {
-      await run(action, () => executeOne(a, action, dryRun, created));
+      await run(action, () => executeOne(a, action, opts, created));
       continue;
     }
     await run(action, async () => {
-      await create(a, action, dryRun);
+      await create(a, action, opts.dryRun);
       created.add(key(action.object));
     });
   }
@@ -129,14 +144,15 @@ async function create(
 async function executeOne(
   a: Api,
   action: MigrationAction,
-  dryRun: boolean,
+  opts: ExecuteOptions,
   created: Set<string>,
 ): Promise<string | void> {
+  const { dryRun } = opts;
   switch (action.kind) {
     case 'create':
       return;
     case 'deleteLegacy':
-      return deleteLegacy(a, action, dryRun, created);
+      return deleteLegacy(a, action, opts, created);
     case 'updateClaim': {
       const { name, namespace } = action.claim.metadata;
       const done = await updateWithRetry(a.claims, { name: name!, namespace }, (c) => claimAfter(c, action), {
@@ -162,7 +178,7 @@ async function executeOne(
 async function deleteLegacy(
   a: Api,
   action: Extract<MigrationAction, { kind: 'deleteLegacy' }>,
-  dryRun: boolean,
+  { dryRun, removeLegacyFinalizer }: ExecuteOptions,
   created: Set<string>,
 ): Promise<string | void> {
   const { namespace, name } = action.replacement;
@@ -184,7 +200,35 @@ async function deleteLegacy(
     throw e;
   }
   const finalizers = action.legacy.metadata.finalizers ?? [];
-  if (finalizers.length > 0) return `terminating until ${finalizers.join(', ')} is removed by its controller`;
+  const removed = removeLegacyFinalizer && finalizers.includes(LEGACY_MAINTENANCE_FINALIZER);
+  if (removed) await removeFinalizer(a, action.legacy, dryRun);
+  const left = removed ? finalizers.filter((f) => f !== LEGACY_MAINTENANCE_FINALIZER) : finalizers;
+  const notes = [
+    ...(removed ? [`finalizer ${LEGACY_MAINTENANCE_FINALIZER} removed`] : []),
+    ...(left.length > 0 ? [`terminating until ${left.join(', ')} is removed by its controller`] : []),
+  ];
+  if (notes.length > 0) return notes.join('; ');
+}
+
+/**
+ * Takes metal-operator's finalizer off a deleted legacy object (compare-and-swap on resourceVersion,
+ * re-read on conflict). Only that object: one recreated under the same name has another uid and is
+ * left alone, as is any other finalizer.
+ */
+async function removeFinalizer(a: Api, legacy: KubeObject, dryRun: boolean): Promise<void> {
+  const { name, namespace, uid } = legacy.metadata;
+  await updateWithRetry(
+    a.legacy,
+    { name: name!, namespace },
+    (current) => {
+      const finalizers = current.metadata.finalizers ?? [];
+      if (current.metadata.uid !== uid || !finalizers.includes(LEGACY_MAINTENANCE_FINALIZER))
+        return undefined;
+      current.metadata.finalizers = finalizers.filter((f) => f !== LEGACY_MAINTENANCE_FINALIZER);
+      return current;
+    },
+    { dryRun },
+  );
 }
 
 function reason(e: unknown): string {

@@ -1,12 +1,16 @@
 // `kubectl metal` against the real control plane. migrate: the dry run shows a diff and changes
 // nothing; --apply converts legacy objects and labels; a second --apply has nothing to do; a legacy
 // object is deleted only once its replacement exists (never when the replacement could not be
-// made). Also cordon, approve, defer and status, and the kubectl-metal executable itself.
+// made), and takes metal-operator's finalizer off it only when asked. Also cordon, approve, defer
+// and status, and the kubectl-metal executable itself.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import type { LegacyServerMaintenance } from '../../../api/legacy/v1alpha1/servermaintenance.js';
+import {
+  LEGACY_MAINTENANCE_FINALIZER,
+  type LegacyServerMaintenance,
+} from '../../../api/legacy/v1alpha1/servermaintenance.js';
 import type { KubeObject } from '../../../api/schema/meta.js';
 import type { Announcement } from '../../../api/metal/v1alpha1/serverclaim.js';
 import { adminClient, freshNamespace, uniqueName } from '../../../e2e/harness/env.js';
@@ -216,6 +220,46 @@ describe('kubectl metal migrate', () => {
     expect(last.out).toMatch(/✗ FAILED: delete .*\/broken .*METAL_ERR_CLI_NO_REPLACEMENT/);
     expect(last.out).not.toMatch(/✓ done/);
     expect(await a.legacy.find('broken', ns)).toBeDefined();
+  });
+
+  it("--remove-legacy-finalizer takes metal-operator's finalizer off deleted legacy objects, and no other", async () => {
+    const OTHER = 'example.com/keep';
+    for (const [name, finalizers] of [
+      ['fin-only', [LEGACY_MAINTENANCE_FINALIZER]],
+      ['fin-other', [LEGACY_MAINTENANCE_FINALIZER, OTHER]],
+    ] as const)
+      await a.legacy.create({
+        ...legacy(name, { policy: 'Enforced' }),
+        metadata: { name, namespace: ns, finalizers: [...finalizers] },
+      });
+
+    const usage = await cli('migrate', '--apply', '--remove-legacy-finalizer');
+    expect(usage.code).toBe(2);
+    expect(usage.err).toMatch(/--remove-legacy-finalizer needs --delete-legacy/);
+
+    const before = await snapshot();
+    const dry = await cli('migrate', '--delete-legacy', '--remove-legacy-finalizer');
+    expect(dry.out).toMatch(/✓ server dry run accepts: delete .*\/fin-only/);
+    expect(await snapshot()).toEqual(before);
+
+    const { out } = await cli('migrate', '--apply', '--delete-legacy', '--remove-legacy-finalizer');
+    // Gone at once: nothing left to wait for.
+    expect(out).toMatch(
+      /✓ done: delete .*\/fin-only \(.*\) — finalizer metal\.ironcore\.dev\/servermaintenance removed$/m,
+    );
+    expect(out).toMatch(
+      new RegExp(
+        `✓ done: delete .*/fin-other \\(.*\\) — finalizer .* removed; terminating until ${OTHER} is removed`,
+      ),
+    );
+    expect(await a.legacy.find('fin-only', ns)).toBeUndefined();
+    const other = await a.legacy.get('fin-other', ns);
+    expect(other.metadata.deletionTimestamp).toBeDefined();
+    expect(other.metadata.finalizers).toEqual([OTHER]);
+    expect(
+      (await a.maintenances.get('fin-only', ns)).metadata.annotations?.[MIGRATED_FROM_ANNOTATION],
+    ).toBeDefined();
+    await a.legacy.patch('fin-other', { metadata: { finalizers: null } }, { namespace: ns });
   });
 });
 
