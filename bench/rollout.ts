@@ -172,8 +172,8 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
 /**
- * Where a slot's time goes, per maintenance: admission to Ready (taint, park), the hold, and the
- * delete to gone (finalizer: unpark, untaint, release); plus the slot time no maintenance held.
+ * Where a slot's time goes, per maintenance: admission to Ready (park), the hold, the delete to gone
+ * (finalizer: unpark, untaint), and gone to grant released; plus the slot time no maintenance held.
  */
 function breakdown(w: FleetWatch, sim: FleetSimulator, k: number, t0: number, makespanMs: number): string[] {
   const rs = [...w.records.values()].filter((r) => r.inMaintenanceAt && r.deletedAt);
@@ -193,7 +193,7 @@ function breakdown(w: FleetWatch, sim: FleetSimulator, k: number, t0: number, ma
     .map((r, i) => (grants[k + i]?.grantedAt ?? NaN) - r.releasedAt!)
     .filter((x) => !Number.isNaN(x));
   return [
-    `  InMaintenance -> Ready (taint, park)   ${seconds(mean(ready))} mean`,
+    `  InMaintenance -> Ready (park)          ${seconds(mean(ready))} mean`,
     `    of which the simulator's park        ${seconds(mean(sim.stats.parkMs))} mean (request seen -> parked)`,
     `  Ready -> delete (the actor's hold)     ${seconds(mean(hold))} mean`,
     `  delete -> gone (finalizer)             ${seconds(mean(cleanup))} mean`,

@@ -43,7 +43,7 @@ import { review, type ReviewType } from '../webhook/review.js';
 import { createWebhookServer } from '../webhook/server.js';
 import { bufferedLogger } from '../webhook/log.js';
 
-// ------------------------------------------------------------------ load generator (worker thread)
+// ------------------------------------------------------------------ load generator (child process)
 
 interface LoadJob {
   url: string;
@@ -308,7 +308,10 @@ interface Req {
   review: { apiVersion: string; kind: string; request: Record<string, unknown> };
 }
 
-/** n Servers and n ServerClaims (half bound), a maintenance on every tenth server, four budgets. */
+/**
+ * n Servers and n ServerClaims (half bound), a maintenance on every tenth server, a fleet and a per-rack
+ * budget, and a claim budget per tenant.
+ */
 function buildFleet(n: number): Fleet {
   const racks = Math.max(1, Math.round(n / SERVERS_PER_RACK));
   const tenants = Math.max(1, Math.round(n / CLAIMS_PER_TENANT));

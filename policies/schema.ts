@@ -204,6 +204,9 @@ export type Policy = Static<typeof PolicySchema>;
 
 const SA = (name: string) => `system:serviceaccount:${POLICY_CONFIGMAP.namespace}:${name}`;
 
+/** The field manager Gardener's machine-controller-manager provider for IronCore metal applies claims with. */
+export const MCM_FIELD_MANAGER = 'mcm.ironcore.dev/field-owner';
+
 /**
  * The built-in policy; policies/default-policy.yaml spells out the same values (a test keeps them equal).
  * Grant TTL is 2m, like the PodDisruptionBudget ledger's DeletionTimeout: the grant is written in the same
@@ -211,9 +214,6 @@ const SA = (name: string) => `system:serviceaccount:${POLICY_CONFIGMAP.namespace
  * etcd plus informer lag (sub-second to seconds); two minutes covers a slow control plane by two orders of
  * magnitude while bounding how long a leaked reservation (the write failed after the grant) blocks a budget.
  */
-/** The field manager Gardener's machine-controller-manager provider for IronCore metal applies claims with. */
-export const MCM_FIELD_MANAGER = 'mcm.ironcore.dev/field-owner';
-
 export const DEFAULT_POLICY: Policy = {
   apiVersion: POLICY_API_VERSION,
   kind: POLICY_KIND,

@@ -72,7 +72,7 @@ export interface BudgetDenial {
 }
 
 export interface GrantStats {
-  /** Store reads (one per attempt). */
+  /** Looks at a budget, a cached copy or a store read (one per attempt). */
   attempts: number;
   /** Writes refused for a stale resourceVersion. */
   conflicts: number;
@@ -392,7 +392,7 @@ async function releaseOne(store: BudgetStore, ref: BudgetRef, uid: string, run: 
   return false;
 }
 
-/** Releases this maintenance's grants on the given budgets (used on failure, and by controllers). */
+/** Releases this maintenance's grants on the given budgets (undoing a refused reservation). */
 export async function releaseGrants(
   store: BudgetStore,
   refs: readonly BudgetRef[],

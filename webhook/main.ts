@@ -2,11 +2,11 @@
 //
 //   node dist/webhook/main.js --cert-dir /tmp/k8s-webhook-server/serving-certs [--kubeconfig FILE]
 //
-// Flags: --kubeconfig (default: in-cluster, then $KUBECONFIG), --host, --port (HTTPS, AdmissionReview),
-// --cert-dir with --cert-name/--key-name (re-read every --cert-poll-interval seconds), --policy-namespace,
-// --policy-name, --policy-key, --policy-when-missing (defaults | none), --ops-host, --ops-port (plain
-// HTTP: /healthz, /readyz, /metrics; -1: none), --shutdown-delay (seconds of serving after SIGTERM while
-// not ready), --sync-timeout, --log-level. SIGTERM/SIGINT stop gracefully.
+// Flags: --kubeconfig (default: $KUBECONFIG, ~/.kube/config, then in-cluster), --host, --port (HTTPS,
+// AdmissionReview), --cert-dir with --cert-name/--key-name (re-read every --cert-poll-interval seconds),
+// --policy-namespace, --policy-name, --policy-key, --policy-when-missing (defaults | none), --ops-host,
+// --ops-port (plain HTTP: /healthz, /readyz, /metrics; -1: none), --shutdown-delay (seconds of serving after
+// SIGTERM while not ready), --sync-timeout, --log-level. SIGTERM/SIGINT stop gracefully.
 import { join } from 'node:path';
 import { Command, Option } from 'commander';
 import { KubeClient } from '../lib/kube/client.js';
@@ -49,7 +49,7 @@ const seconds = (what: string) => (v: string) => {
 
 const flags = new Command('webhook')
   .description('metal-maintenance admission webhook')
-  .option('--kubeconfig <path>', 'kubeconfig file (default: in-cluster, then $KUBECONFIG)')
+  .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)')
   .option('--host <addr>', 'address the HTTPS port binds', '0.0.0.0')
   .option('--port <port>', 'HTTPS port for AdmissionReviews (0 = any)', int('--port', 0), 9443)
   .option('--cert-dir <dir>', 'directory of the serving certificate', '/tmp/k8s-webhook-server/serving-certs')

@@ -151,7 +151,10 @@ export class CertReloader {
     return result;
   }
 
-  /** Starts polling; `apply` receives each new valid pair, `onResult` every check's outcome. */
+  /**
+   * Starts polling; `apply` receives each new valid pair, `onResult` the outcome of each check that found a
+   * change (an unchanged pair reports nothing).
+   */
   start(apply: (pair: CertPair) => void, onResult?: (result: ReloadResult) => void): void {
     this.#apply = apply;
     this.#onResult = onResult;

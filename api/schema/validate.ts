@@ -151,7 +151,7 @@ export function validateObject<D extends KindDefinition>(
   const seen = new Set<string>();
   const errors: FieldError[] = [];
   for (const e of fn.errors ?? []) {
-    // anyOf branches (int-or-string) report once per branch; keep the first per field.
+    // anyOf branches (int-or-string) report once per branch; keep one error per field and message.
     if (e.keyword === 'anyOf') continue;
     const fe = toFieldError(e);
     const key = `${fe.field}:${fe.message}`;

@@ -569,9 +569,9 @@ export class MaintenanceReconciler {
 
   /**
    * The full budget this attempt waits for without asking the webhook (see fullBudget), or undefined.
-   * A server unavailable already is never held back (the webhook admits it without room), and every
-   * HELD_BACK_MAX-th time the webhook is asked anyway: a cache that is wrong in a way we cannot see
-   * (a BMC outage this controller does not watch) delays a maintenance, it does not strand it.
+   * A server unavailable already is never held back (the webhook admits it without room), and after
+   * HELD_BACK_MAX hold-backs in a row the webhook is asked anyway: a cache that is wrong in a way we
+   * cannot see (a BMC outage this controller does not watch) delays a maintenance, it does not strand it.
    */
   #heldBackBy(serverName: string, uid: string): FullBudget | undefined {
     const server = this.#servers.getByName(serverName);

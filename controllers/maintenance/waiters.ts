@@ -1,10 +1,11 @@
-// Servers whose next maintenance was refused for lack of budget room. The webhook's retry hint is the
-// fallback timer; when a budget frees room (a grant released, or fewer servers unavailable) the
-// controller wakes as many waiters as slots were freed, in queue order across the fleet (priority,
-// class, age), instead of all of them: a thousand waiters retrying at every release would be a
-// thundering herd against the webhook and the budget's compare-and-swap. Only waiters refused by that
-// budget (or by one the denial did not name) are woken: a slot freed in the fleet budget must not go
-// to a maintenance its tenant's budget still refuses, while the one the fleet budget refused sleeps.
+// Servers whose next maintenance was refused for lack of budget room. A safety timer (BUDGET_RECHECK_MS,
+// doubling per denial, never shorter than the webhook's hint) is the fallback; when a budget frees room (a
+// grant released, or fewer servers unavailable) the controller wakes as many waiters as slots were freed, in
+// queue order across the fleet (priority, class, age), instead of all of them: a thousand waiters retrying at
+// every release would be a thundering herd against the webhook and the budget's compare-and-swap. Only
+// waiters refused by that budget (or by one the denial did not name) are woken: a slot freed in the fleet
+// budget must not go to a maintenance its tenant's budget still refuses, while the one the fleet budget
+// refused sleeps.
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { LabelSelector } from '../../api/schema/common.js';
 import { maxAllowedUnavailable } from '../../webhook/rules/eviction.js';

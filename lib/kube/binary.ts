@@ -2,8 +2,8 @@
 //
 //   await runControllerBinary({ name: 'budget-controller', setup: (mgr, flags) => { ... } });
 //
-// Flags every binary takes: --kubeconfig (else in-cluster / $KUBECONFIG), --namespace (where its
-// Lease and policy live), --leader-elect / --no-leader-elect, --ops-port, --ops-host,
+// Flags every binary takes: --kubeconfig (else $KUBECONFIG, ~/.kube/config, in-cluster), --namespace
+// (where its Lease and policy live), --no-leader-elect, --ops-port, --ops-host,
 // --lease-duration/--renew-deadline/--retry-period (client-go defaults), --log-level.
 import { Command, Option } from 'commander';
 import { KubeClient } from './client.js';
@@ -42,7 +42,7 @@ const seconds = (v: string) => {
 export async function runControllerBinary(bin: ControllerBinary, argv = process.argv): Promise<Manager> {
   const cmd = new Command(bin.name)
     .description(bin.description ?? '')
-    .option('--kubeconfig <path>', 'kubeconfig file (default: in-cluster, then $KUBECONFIG)')
+    .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)')
     .option('--namespace <ns>', 'namespace of the Lease and the policy ConfigMap', 'metal-maintenance-system')
     .option('--no-leader-elect', 'run without leader election (single replica only)')
     .option('--ops-port <port>', 'port of /healthz, /readyz, /metrics (0 = any)', (v) => Number(v), 8081)

@@ -107,7 +107,7 @@ export class KubeClient {
     return KubeClient.fromKubeConfig(kc, options);
   }
 
-  /** In-cluster service account when available, otherwise $KUBECONFIG / ~/.kube/config. */
+  /** $KUBECONFIG, else ~/.kube/config, else the in-cluster service account (KubeConfig.loadFromDefault). */
   static async fromEnvironment(options: KubeClientOptions = {}): Promise<KubeClient> {
     const kc = new KubeConfig();
     kc.loadFromDefault();

@@ -46,10 +46,6 @@ export interface InformerOptions<T> {
   logger?: Logger;
 }
 
-/**
- * Drops metadata.managedFields, the largest part of most objects, which no reader of a cache needs
- * (server-side apply computes ownership on the API server). In place: the object was just parsed.
- */
 /** The stored objects under `keys` (an index entry), skipping any gone; a plain loop, as it runs per lookup. */
 export function objectsAt<T>(store: ReadonlyMap<string, T>, keys: Iterable<string> | undefined): T[] {
   const out: T[] = [];
@@ -61,6 +57,10 @@ export function objectsAt<T>(store: ReadonlyMap<string, T>, keys: Iterable<strin
   return out;
 }
 
+/**
+ * Drops metadata.managedFields, the largest part of most objects, which no reader of a cache needs
+ * (server-side apply computes ownership on the API server). In place: the object was just parsed.
+ */
 export function withoutManagedFields<T extends KubeObject>(obj: T): T {
   if (obj.metadata?.managedFields) delete obj.metadata.managedFields;
   return obj;

@@ -98,7 +98,7 @@ export function validateAttributes(registry: AttributeRegistry, attrs: Record<st
   return problems;
 }
 
-/** Attribute names the registry marks ResetRequired among `attrs`. */
+/** Attribute names among `attrs` that the registry does not mark `ResetRequired: false`. */
 export function needsReset(registry: AttributeRegistry, attrs: Record<string, unknown>): string[] {
   const entries = registry.RegistryEntries?.Attributes ?? [];
   return entries

@@ -81,7 +81,7 @@ export function isHttpStatus(e: unknown, ...statuses: number[]): e is RedfishErr
 const MAX_TEXT = 300;
 
 /**
- * Replaces every occurrence of each secret (and its base64 / URI-encoded forms) with
+ * Replaces every occurrence of each secret (and its URI-encoded and JSON-escaped forms) with
  * `[redacted]`. Secrets shorter than 3 characters are ignored: they would shred ordinary text
  * and carry no meaning on their own.
  */

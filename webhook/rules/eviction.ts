@@ -63,11 +63,6 @@ export function describeBudget(reservation: BudgetReservation): string {
   return `${ref.kind} ${name}${domain ? ` (domain ${JSON.stringify(domain)})` : ''}`;
 }
 
-/**
- * Whether a budget, as just read, has room for this maintenance's server. Unavailable = servers with a
- * grant in this domain's ledger ∪ servers unavailable for other reasons (the census), counted once each.
- * A server already counted needs no new room.
- */
 /** Reasons a budget grants nothing right now, whatever its room: held server, paused, stale, full ledger. */
 function budgetBlocked(input: RoomInput): Extract<RoomCheck, { kind: 'denied' }> | undefined {
   const { budget, server, maintenanceUID } = input;
@@ -117,6 +112,11 @@ function budgetBlocked(input: RoomInput): Extract<RoomCheck, { kind: 'denied' }>
   return undefined;
 }
 
+/**
+ * Whether a budget, as just read, has room for this maintenance's server. Unavailable = servers with a
+ * grant in this domain's ledger ∪ servers unavailable for other reasons (the census), counted once each.
+ * A server already counted needs no new room.
+ */
 export function checkRoom(input: RoomInput): RoomCheck {
   const { budget, reservation, server, maintenanceUID } = input;
   const grants = budget.status?.grants ?? [];
