@@ -200,14 +200,15 @@ async function deleteLegacy(
     throw e;
   }
   const finalizers = action.legacy.metadata.finalizers ?? [];
-  const removed = removeLegacyFinalizer && finalizers.includes(LEGACY_MAINTENANCE_FINALIZER);
-  if (removed) await removeFinalizer(a, action.legacy, dryRun);
-  const left = removed ? finalizers.filter((f) => f !== LEGACY_MAINTENANCE_FINALIZER) : finalizers;
-  const notes = [
-    ...(removed ? [`finalizer ${LEGACY_MAINTENANCE_FINALIZER} removed`] : []),
-    ...(left.length > 0 ? [`terminating until ${left.join(', ')} is removed by its controller`] : []),
-  ];
-  if (notes.length > 0) return notes.join('; ');
+  const notes: string[] = [];
+  let left = finalizers;
+  if (removeLegacyFinalizer && finalizers.includes(LEGACY_MAINTENANCE_FINALIZER)) {
+    await removeFinalizer(a, action.legacy, dryRun);
+    notes.push(`finalizer ${LEGACY_MAINTENANCE_FINALIZER} removed`);
+    left = finalizers.filter((f) => f !== LEGACY_MAINTENANCE_FINALIZER);
+  }
+  if (left.length > 0) notes.push(`terminating until ${left.join(', ')} is removed by its controller`);
+  return notes.join('; ') || undefined;
 }
 
 /**
