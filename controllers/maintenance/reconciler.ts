@@ -2,7 +2,11 @@
 // queue keyed by server name; every event on a ServerMaintenance, its Server or a budget ledger that
 // names it enqueues that server.
 import type { Server } from '../../api/metal/v1alpha1/server.js';
-import type { ServerMaintenance, BudgetRef } from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import type {
+  ServerMaintenance,
+  BudgetRef,
+  LedgerEntry,
+} from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { ServerClaimDisruptionBudget } from '../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
 import type { ServerBoot } from '../../api/maintenance/v1alpha1/serverboot.js';
@@ -66,6 +70,20 @@ import { MaintenanceMetrics } from './metrics.js';
 import { LedgerReleaser } from './releaser.js';
 
 type AnyBudget = ServerDisruptionBudget | ServerClaimDisruptionBudget;
+
+/** The grant `uid` holds in each of `budgets`, under the reference `refOf` gives its budget. */
+function holdings<B extends AnyBudget>(
+  budgets: readonly B[],
+  uid: string,
+  refOf: (budget: B, grant: LedgerEntry) => BudgetRef,
+): GrantHolding[] {
+  const held: GrantHolding[] = [];
+  for (const b of budgets) {
+    const g = b.status?.grants?.find((x) => x.maintenanceUID === uid);
+    if (g) held.push({ ref: refOf(b, g), grantedAt: g.grantedAt });
+  }
+  return held;
+}
 
 export interface MaintenanceControllerOptions extends DecideOptions {
   workers: number;
@@ -280,31 +298,18 @@ export class MaintenanceReconciler {
     const out = new Map<string, GrantHolding[]>();
     for (const m of maintenances) {
       const uid = uidOf(m);
-      const held: GrantHolding[] = [];
-      for (const b of this.#sdbs.byIndex(GRANT_INDEX, uid)) {
-        const g = b.status?.grants?.find((x) => x.maintenanceUID === uid);
-        if (g)
-          held.push({
-            ref: {
-              kind: 'ServerDisruptionBudget',
-              name: b.metadata.name ?? '',
-              ...(g.domain ? { domain: g.domain } : {}),
-            },
-            grantedAt: g.grantedAt,
-          });
-      }
-      for (const b of this.#scdbs.byIndex(GRANT_INDEX, uid)) {
-        const g = b.status?.grants?.find((x) => x.maintenanceUID === uid);
-        if (g)
-          held.push({
-            ref: {
-              kind: 'ServerClaimDisruptionBudget',
-              namespace: b.metadata.namespace ?? '',
-              name: b.metadata.name ?? '',
-            },
-            grantedAt: g.grantedAt,
-          });
-      }
+      const held = [
+        ...holdings(this.#sdbs.byIndex(GRANT_INDEX, uid), uid, (b, g) => ({
+          kind: 'ServerDisruptionBudget',
+          name: b.metadata.name ?? '',
+          ...(g.domain ? { domain: g.domain } : {}),
+        })),
+        ...holdings(this.#scdbs.byIndex(GRANT_INDEX, uid), uid, (b) => ({
+          kind: 'ServerClaimDisruptionBudget',
+          namespace: b.metadata.namespace ?? '',
+          name: b.metadata.name ?? '',
+        })),
+      ];
       if (held.length > 0) out.set(uid, held);
     }
     return out;
