@@ -1,6 +1,6 @@
 // Benchmark: the admission webhook against the limit of its transport.
 //
-//   npm run bench:webhook [-- --duration 5 --connections 16 --concurrency 32 --rate 1000]
+//   npm run bench:webhook [-- --duration 5 --connections 16 --concurrency 32 --rate 1000 --ladder]
 //
 // Two HTTPS servers with the same certificate in this process: the webhook (createWebhookServer over an
 // InformerWorld holding 10,000 Servers and 10,000 ServerClaims, a MemoryBudgetStore whose first look
@@ -12,6 +12,7 @@
 // under a fleet, a per-rack and a tenant budget). Measured:
 //   throughput  closed loop, `--concurrency` requests in flight, rounds alternating webhook and limit
 //   latency     open loop at `--rate` req/s (from the scheduled send time: no coordinated omission)
+//   ladder      with --ladder: the webhook's work step by step, each step against the limit
 //   decisions   in process, JSON body → parse → review() per request, 100 vs 10,000 Servers and claims;
 //               warm (back to back) and cold (caches flushed before each, as between two requests)
 // The last line printed is one JSON object: throughput_ratio, p99_ms, scale_ratio and the raw figures.
@@ -39,7 +40,15 @@ import { MemorySource } from '../webhook/cache-source.js';
 import { createGrantor, type BudgetRef } from '../webhook/grants.js';
 import { InformerWorld, WORLD_INDEXERS } from '../webhook/informer-world.js';
 import { MemoryBudgetStore } from '../webhook/memory-budget-store.js';
-import { review, type ReviewType } from '../webhook/review.js';
+import {
+  checkObject,
+  decide,
+  review,
+  type ReviewDeps,
+  type ReviewOutcome,
+  type ReviewType,
+} from '../webhook/review.js';
+import { toAdmissionResponse } from '../webhook/admission.js';
 import { createWebhookServer } from '../webhook/server.js';
 import { bufferedLogger } from '../webhook/log.js';
 
@@ -621,6 +630,16 @@ async function decisionLatency(
   return { perWorld, ratio: median(ratios), ratios, kinds };
 }
 
+/** A copy in random order (Fisher–Yates). */
+function shuffled<T>(xs: readonly T[]): T[] {
+  const out = [...xs];
+  for (let i = out.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [out[i], out[j]] = [out[j]!, out[i]!];
+  }
+  return out;
+}
+
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 /**
@@ -632,6 +651,43 @@ function coldCaches(): () => void {
   return () => {
     for (let i = 0; i < junk.length; i += 64) junk[i] = (junk[i]! + 1) & 0xff;
   };
+}
+
+// ------------------------------------------------------------------ where the webhook's time goes
+
+/**
+ * Servers that each do a longer prefix of the webhook's work per review, from the envelope alone up to
+ * the decision's own answer; the next step is the webhook itself (metrics, timing, the denial log
+ * line). Measured against the limit in the same round, each step's ratio shows what the work it adds
+ * costs under load, cache effects included (an in-process loop keeps caches warm and shows far less).
+ */
+const LADDER = [
+  { step: 'envelope', adds: 'AdmissionReview envelope checked, a fixed "allowed" with its uid' },
+  { step: '+ object check', adds: "the object's shape against its kind's schema" },
+  { step: '+ rules', adds: 'the rule decides from the world (eviction: its dry-run grant)' },
+  { step: '+ answer', adds: "the decision's own answer (denial status, warnings, audit)" },
+] as const;
+
+const ALLOWED = (uid: string) => ({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  response: { uid, allowed: true },
+});
+
+async function ladderServer(level: number, deps: ReviewDeps, tls: { key: Buffer; cert: Buffer }) {
+  const app = fastify({ https: tls, keepAliveTimeout: 90_000, bodyLimit: 6 * 1024 * 1024 });
+  // Synchronous where the decision is, as in the webhook: a promise per review would cost a step more.
+  app.post<{ Params: { type: ReviewType; rule: string } }>('/:type/:rule', (req, reply) => {
+    const request = parseAdmissionReview(req.body);
+    if (level === 1) checkObject(request);
+    if (level < 2) return reply.send(ALLOWED(request.uid));
+    const answer = ({ decision, audit }: ReviewOutcome) =>
+      reply.send(level === 2 ? ALLOWED(request.uid) : toAdmissionResponse(request.uid, decision, audit));
+    const outcome = decide(req.params.type, req.params.rule, request, deps);
+    return outcome instanceof Promise ? outcome.then(answer) : answer(outcome);
+  });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  return app;
 }
 
 // ------------------------------------------------------------------ main
@@ -646,6 +702,7 @@ if (!isLoadGenerator) {
     .option('--small <n>', 'Servers and claims in the small world', Number, 100)
     .option('--large <n>', 'Servers and claims in the large world', Number, 10_000)
     .option('--serve <world>', 'world behind the HTTP measurements: large | small', 'large')
+    .option('--ladder', "also measure the webhook's work step by step against the limit (where 0.8 goes)")
     .parse()
     .opts<{
       duration: number;
@@ -656,6 +713,7 @@ if (!isLoadGenerator) {
       small: number;
       large: number;
       serve: string;
+      ladder?: boolean;
     }>();
 
   const dir = mkdtempSync(join(tmpdir(), 'bench-webhook-'));
@@ -731,6 +789,39 @@ if (!isLoadGenerator) {
       }
     }
     const ratio = median(pairs.map((p) => p.w.rps / p.l.rps));
+    // Each round: the limit, then every step and the webhook in random order; a step's ratio is over
+    // its own round's limit.
+    const ladder: { step: string; adds: string; ratio: number; cpuUs: number }[] = [];
+    let ladderErrors = 0;
+    if (opts.ladder) {
+      const deps: ReviewDeps = {
+        world: served.world,
+        policies,
+        grant: createGrantor(served.store),
+        clock: () => new Date(),
+      };
+      const steps = await Promise.all(LADDER.map((_, level) => ladderServer(level, deps, tls)));
+      const urls = [...steps.map(urlOf), urlOf(webhook.app)];
+      for (const url of urls) await closed(url, 1000);
+      const byStep = urls.map(() => [] as { ratio: number; cpuUs: number }[]);
+      for (let round = 0; round < opts.rounds; round++) {
+        const l = await closed(urlOf(limit));
+        ladderErrors += l.errors;
+        for (const k of shuffled(urls.map((_, k) => k))) {
+          const m = await closed(urls[k]!);
+          byStep[k]!.push({ ratio: m.rps / l.rps, cpuUs: m.cpuUsPerRequest });
+          ladderErrors += m.errors;
+        }
+      }
+      await Promise.all(steps.map((app) => app.close()));
+      const named = [...LADDER, { step: 'webhook', adds: 'metrics, timing and the denial log line' }];
+      for (const [k, runs] of byStep.entries())
+        ladder.push({
+          ...named[k]!,
+          ratio: median(runs.map((r) => r.ratio)),
+          cpuUs: median(runs.map((r) => r.cpuUs)),
+        });
+    }
     // What the throughput ratio would be with a core to each server: the inverse ratio of their CPU per
     // request. Immune to time slices stolen by other processes, unlike req/s on a shared machine.
     const cpuRatio = median(pairs.map((p) => p.l.cpuUsPerRequest / p.w.cpuUsPerRequest));
@@ -772,6 +863,13 @@ if (!isLoadGenerator) {
       `  CPU per request, limit/webhook ${f(cpuRatio, 3)} (median of pairs: ${pairs.map((p) => f(p.l.cpuUsPerRequest / p.w.cpuUsPerRequest, 2)).join(' ')})`,
     );
 
+    if (ladder.length > 0) {
+      out(
+        `where the webhook's CPU goes (each step against the limit in its round; median of ${opts.rounds}):`,
+      );
+      for (const s of ladder)
+        out(`  ${s.step.padEnd(15)} ${f(s.ratio, 3)}  ${f(s.cpuUs, 1).padStart(5)} µs/req  ${s.adds}`);
+    }
     out(`latency at ${opts.rate} req/s (open loop, ${opts.duration}s; median of 3 runs by p99):`);
     out(
       `  webhook p50 ${f(atRate.p50)} ms  p99 ${f(atRate.p99)} ms  (${f(atRate.rps, 0)} req/s, errors ${atRate.errors}; p99 of the runs ${atRates.map((a) => f(a.p99)).join(' / ')})`,
@@ -826,7 +924,10 @@ if (!isLoadGenerator) {
         p50_ms_at_rate: Number(f(atRate.p50, 3)),
         send_late_p99_ms: Number(f(atRate.lateP99, 3)),
         decision_p50_us: { [opts.small]: Number(f(dSmall.p50, 1)), [opts.large]: Number(f(dLarge.p50, 1)) },
-        errors: pairs.reduce((a, p) => a + p.w.errors + p.l.errors, 0) + atRate.errors,
+        errors: pairs.reduce((a, p) => a + p.w.errors + p.l.errors, 0) + atRate.errors + ladderErrors,
+        ...(ladder.length > 0
+          ? { ladder: Object.fromEntries(ladder.map((s) => [s.step, Number(f(s.ratio, 3))])) }
+          : {}),
       }),
     );
   } finally {
