@@ -126,8 +126,18 @@ describe('deadline escalation', () => {
         (x) => conditionOf(x, 'Approved')?.reason === 'Deferred',
       );
       expect(stateOf(deferred)).toBe('Announced');
-      const c = await lc.claims.get(claim.name, claim.namespace);
-      expect(c.status?.maintenance?.announcements?.[0]).toMatchObject({
+      // The controller writes the maintenance's status first and refreshes the claim's announcement
+      // after it (its announce queue): wait for that second write, well inside the deferral.
+      const announced = await waitFor(
+        "the deferral on the claim's announcement",
+        async () => {
+          const a = (await lc.claims.get(claim.name, claim.namespace)).status?.maintenance
+            ?.announcements?.[0];
+          return a?.state === 'Deferred' && a;
+        },
+        { timeoutMs: 5000 },
+      );
+      expect(announced).toMatchObject({
         state: 'Deferred',
         deferredUntil: until,
       });
