@@ -56,6 +56,8 @@ export class LeaderElector {
   #leading = false;
   #knownLeader = '';
   #stopped = false;
+  /** The acquire or renew attempt in flight; release() waits for it so its write is not stale. */
+  #attempt: Promise<boolean> = Promise.resolve(false);
 
   constructor(options: LeaderElectionOptions) {
     this.#o = withDefaults(
@@ -94,17 +96,17 @@ export class LeaderElector {
 
   /** Campaigns until leading, then renews until the lease is lost or `signal` aborts. */
   async run(signal: AbortSignal): Promise<void> {
-    while (!signal.aborted && !(await this.#tryAcquireOrRenew())) {
+    while (!signal.aborted && !this.#stopped && !(await this.#attemptOnce())) {
       await sleep(this.#o.retryPeriodMs * (1 + Math.random() * 0.2), signal);
     }
-    if (signal.aborted) return;
+    if (signal.aborted || this.#stopped) return;
     this.#leading = true;
     this.#log.info('became leader');
     this.#o.onStartedLeading();
     while (!signal.aborted && !this.#stopped) {
       await sleep(this.#o.retryPeriodMs, signal);
       if (signal.aborted || this.#stopped) break;
-      const renewed = await this.#tryAcquireOrRenew().catch(() => false);
+      const renewed = await this.#attemptOnce();
       if (renewed) continue;
       if (this.#o.now() - this.#lastRenew >= this.#o.renewDeadlineMs) {
         this.#leading = false;
@@ -118,27 +120,44 @@ export class LeaderElector {
     }
   }
 
-  /** Gives the lease up so a standby takes over at once instead of after leaseDuration. */
+  /**
+   * Gives the lease up so a standby takes over at once instead of after leaseDuration. Waits for an
+   * attempt in flight first: a renewal that lands after we read the Lease would otherwise make this
+   * write conflict and leave the lease held by a process that is gone. On a conflict it re-reads
+   * once and releases only a lease that is still ours.
+   */
   async release(): Promise<void> {
     this.#stopped = true;
-    if (!this.#leading || !this.#observed) return;
+    await this.#attempt;
     this.#leading = false;
-    const now = microTime(this.#o.now());
-    try {
-      await this.#leases.replace({
-        ...this.#observed,
-        spec: {
-          ...this.#observed.spec,
-          holderIdentity: '',
-          leaseDurationSeconds: 1,
-          renewTime: now,
-          acquireTime: now,
-        },
-      });
-      this.#log.info('released lease');
-    } catch (e) {
-      this.#log.warn({ err: (e as Error).message }, 'could not release lease; it will expire');
+    let lease = this.#observed;
+    let failure = '';
+    for (let tries = 0; tries < 2 && lease?.spec?.holderIdentity === this.#o.identity; tries++) {
+      const now = microTime(this.#o.now());
+      const released = { holderIdentity: '', leaseDurationSeconds: 1, renewTime: now, acquireTime: now };
+      try {
+        await this.#leases.replace(
+          { ...lease, spec: { ...lease.spec, ...released } },
+          { timeoutMs: this.#requestTimeoutMs },
+        );
+        this.#log.info('released lease');
+        return;
+      } catch (e) {
+        failure = (e as Error).message;
+        if (!isConflict(e)) break;
+        lease = await this.#leases
+          .get(this.#o.name, this.#o.namespace, { timeoutMs: this.#requestTimeoutMs })
+          .catch((err: Error) => void (failure = err.message));
+        // Someone else holds it now: nothing of ours is left to release.
+        if (lease && lease.spec?.holderIdentity !== this.#o.identity) failure = '';
+      }
     }
+    if (failure) this.#log.warn({ err: failure }, 'could not release lease; it will expire');
+  }
+
+  #attemptOnce(): Promise<boolean> {
+    this.#attempt = this.#tryAcquireOrRenew().catch(() => false);
+    return this.#attempt;
   }
 
   async #tryAcquireOrRenew(): Promise<boolean> {
