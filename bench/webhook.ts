@@ -674,6 +674,32 @@ const ALLOWED = (uid: string) => ({
   response: { uid, allowed: true },
 });
 
+/**
+ * After a 1 s warm-up of each step, each round: the limit, then every step in random order; a
+ * step's ratio is over its own round's limit. Returns the runs per step (in the order of `urls`)
+ * and the failed requests.
+ */
+async function ladderRounds(
+  urls: string[],
+  limitUrl: string,
+  rounds: number,
+  closed: (url: string, durationMs?: number) => Promise<Measured>,
+): Promise<{ runs: { ratio: number; cpuUs: number }[][]; errors: number }> {
+  for (const url of urls) await closed(url, 1000);
+  const runs = urls.map(() => [] as { ratio: number; cpuUs: number }[]);
+  let errors = 0;
+  for (let round = 0; round < rounds; round++) {
+    const l = await closed(limitUrl);
+    errors += l.errors;
+    for (const k of shuffled(urls.map((_, k) => k))) {
+      const m = await closed(urls[k]!);
+      runs[k]!.push({ ratio: m.rps / l.rps, cpuUs: m.cpuUsPerRequest });
+      errors += m.errors;
+    }
+  }
+  return { runs, errors };
+}
+
 async function ladderServer(level: number, deps: ReviewDeps, tls: { key: Buffer; cert: Buffer }) {
   const app = fastify({ https: tls, keepAliveTimeout: 90_000, bodyLimit: 6 * 1024 * 1024 });
   // Synchronous where the decision is, as in the webhook: a promise per review would cost a step more.
@@ -789,8 +815,7 @@ if (!isLoadGenerator) {
       }
     }
     const ratio = median(pairs.map((p) => p.w.rps / p.l.rps));
-    // Each round: the limit, then every step and the webhook in random order; a step's ratio is over
-    // its own round's limit.
+    // The webhook's work step by step (see ladderRounds), the webhook itself as the last step.
     const ladder: { step: string; adds: string; ratio: number; cpuUs: number }[] = [];
     let ladderErrors = 0;
     if (opts.ladder) {
@@ -802,20 +827,11 @@ if (!isLoadGenerator) {
       };
       const steps = await Promise.all(LADDER.map((_, level) => ladderServer(level, deps, tls)));
       const urls = [...steps.map(urlOf), urlOf(webhook.app)];
-      for (const url of urls) await closed(url, 1000);
-      const byStep = urls.map(() => [] as { ratio: number; cpuUs: number }[]);
-      for (let round = 0; round < opts.rounds; round++) {
-        const l = await closed(urlOf(limit));
-        ladderErrors += l.errors;
-        for (const k of shuffled(urls.map((_, k) => k))) {
-          const m = await closed(urls[k]!);
-          byStep[k]!.push({ ratio: m.rps / l.rps, cpuUs: m.cpuUsPerRequest });
-          ladderErrors += m.errors;
-        }
-      }
+      const byStep = await ladderRounds(urls, urlOf(limit), opts.rounds, closed);
+      ladderErrors = byStep.errors;
       await Promise.all(steps.map((app) => app.close()));
       const named = [...LADDER, { step: 'webhook', adds: 'metrics, timing and the denial log line' }];
-      for (const [k, runs] of byStep.entries())
+      for (const [k, runs] of byStep.runs.entries())
         ladder.push({
           ...named[k]!,
           ratio: median(runs.map((r) => r.ratio)),
