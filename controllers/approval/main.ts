@@ -4,26 +4,21 @@
 //   node --import tsx controllers/approval/main.ts [common flags]
 import { runControllerBinary } from '../../lib/kube/binary.js';
 import { positiveInt } from '../shared/flags.js';
-import { PolicyStore } from '../../lib/policy/store.js';
-import { watchPolicy } from '../../lib/policy/feed.js';
+import { policyConfigMapFlag, watchedPolicies } from '../shared/policy.js';
 import { ApprovalReconciler } from './reconciler.js';
 
 await runControllerBinary({
   name: 'approval-controller',
   description: 'Announce maintenance to claims and decide approvals (owner, standing, deadline, policy)',
   flags: (cmd) =>
-    cmd
-      .option('--workers <n>', 'parallel reconciles per queue (announce, approve)', positiveInt, 8)
-      .option(
-        '--policy-configmap <name>',
-        'name of the policy ConfigMap in --namespace',
-        'metal-maintenance-policy',
-      ),
+    policyConfigMapFlag(cmd).option(
+      '--workers <n>',
+      'parallel reconciles per queue (announce, approve)',
+      positiveInt,
+      8,
+    ),
   setup: (mgr, flags) => {
-    const policies = new PolicyStore();
-    watchPolicy(mgr, policies, {
-      ref: { namespace: flags.namespace, name: flags.policyConfigmap as string },
-    });
+    const policies = watchedPolicies(mgr, flags);
     new ApprovalReconciler(mgr, policies, { workers: flags.workers as number });
   },
 });

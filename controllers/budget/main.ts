@@ -4,26 +4,16 @@
 //   node --import tsx controllers/budget/main.ts [common flags]
 import { runControllerBinary } from '../../lib/kube/binary.js';
 import { positiveInt } from '../shared/flags.js';
-import { PolicyStore } from '../../lib/policy/store.js';
-import { watchPolicy } from '../../lib/policy/feed.js';
+import { policyConfigMapFlag, watchedPolicies } from '../shared/policy.js';
 import { BudgetReconciler } from './reconciler.js';
 
 await runControllerBinary({
   name: 'budget-controller',
   description: 'Keep disruption budget status true and expire grants (TTL, ended maintenances)',
   flags: (cmd) =>
-    cmd
-      .option('--workers <n>', 'parallel reconciles (one budget each)', positiveInt, 2)
-      .option(
-        '--policy-configmap <name>',
-        'name of the policy ConfigMap in --namespace',
-        'metal-maintenance-policy',
-      ),
+    policyConfigMapFlag(cmd).option('--workers <n>', 'parallel reconciles (one budget each)', positiveInt, 2),
   setup: (mgr, flags) => {
-    const policies = new PolicyStore();
-    watchPolicy(mgr, policies, {
-      ref: { namespace: flags.namespace, name: flags.policyConfigmap as string },
-    });
+    const policies = watchedPolicies(mgr, flags);
     new BudgetReconciler(mgr, policies, { workers: flags.workers as number });
   },
 });

@@ -5,8 +5,7 @@
 import { Option } from 'commander';
 import { runControllerBinary } from '../../lib/kube/binary.js';
 import { positiveInt } from '../shared/flags.js';
-import { PolicyStore } from '../../lib/policy/store.js';
-import { watchPolicy } from '../../lib/policy/feed.js';
+import { policyConfigMapFlag, watchedPolicies } from '../shared/policy.js';
 import { MAINTENANCE_TAINT_KEY } from '../shared/names.js';
 import { MaintenanceReconciler } from './reconciler.js';
 import type { ParkMode } from './decide.js';
@@ -16,7 +15,7 @@ await runControllerBinary({
   description:
     'ServerMaintenance lifecycle: queue per server, InMaintenance via the webhook, taint, park, cleanup',
   flags: (cmd) =>
-    cmd
+    policyConfigMapFlag(cmd)
       .addOption(
         new Option(
           '--park-mode <mode>',
@@ -36,17 +35,9 @@ await runControllerBinary({
         'cap of the backoff taken from a denial retry hint, in seconds',
         positiveInt,
         600,
-      )
-      .option(
-        '--policy-configmap <name>',
-        'name of the policy ConfigMap in --namespace',
-        'metal-maintenance-policy',
       ),
   setup: (mgr, flags) => {
-    const policies = new PolicyStore();
-    watchPolicy(mgr, policies, {
-      ref: { namespace: flags.namespace, name: flags.policyConfigmap as string },
-    });
+    const policies = watchedPolicies(mgr, flags);
     new MaintenanceReconciler(mgr, policies, {
       parkMode: flags.parkMode as ParkMode,
       taintKey: flags.taintKey as string,
