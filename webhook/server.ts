@@ -306,9 +306,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     setCertificate,
     watchCertificates(reloader) {
       reloaders.push(reloader);
-      reloader.start(setCertificate, (result) => {
-        if (result !== 'unchanged') metrics.tlsReloads.inc({ result });
-      });
+      reloader.start(setCertificate, (result) => metrics.tlsReloads.inc({ result }));
     },
   };
 }

@@ -79,13 +79,15 @@ const hashOf = (pair: CertPair) =>
     .update(pair.clientCA ?? '')
     .digest('hex');
 
-export type ReloadResult = 'unchanged' | 'reloaded' | 'invalid' | 'error';
+export type ReloadResult = 'unchanged' | ReloadChange;
+/** The outcome of a check that found the files changed: the only ones reported to `onResult`. */
+export type ReloadChange = 'reloaded' | 'invalid' | 'error';
 
 export interface CertReloaderOptions {
   intervalMs?: number;
   logger?: Logger;
   /** Told about every check that found something (for metrics). */
-  onResult?: (result: ReloadResult) => void;
+  onResult?: (result: ReloadChange) => void;
 }
 
 export class CertReloader {
@@ -95,7 +97,7 @@ export class CertReloader {
   #timer: NodeJS.Timeout | undefined;
   #apply: ((pair: CertPair) => void) | undefined;
   #checking: Promise<ReloadResult> | undefined;
-  #onResult: ((result: ReloadResult) => void) | undefined;
+  #onResult: ((result: ReloadChange) => void) | undefined;
 
   constructor(files: CertFiles, options: CertReloaderOptions = {}) {
     this.#files = files;
@@ -118,7 +120,7 @@ export class CertReloader {
   }
 
   async #check(): Promise<ReloadResult> {
-    let result: ReloadResult;
+    let result: ReloadChange;
     try {
       const pair = await readPair(this.#files);
       const hash = hashOf(pair);
@@ -155,7 +157,7 @@ export class CertReloader {
    * Starts polling; `apply` receives each new valid pair, `onResult` the outcome of each check that found a
    * change (an unchanged pair reports nothing).
    */
-  start(apply: (pair: CertPair) => void, onResult?: (result: ReloadResult) => void): void {
+  start(apply: (pair: CertPair) => void, onResult?: (result: ReloadChange) => void): void {
     this.#apply = apply;
     this.#onResult = onResult;
     this.stop();
