@@ -145,11 +145,16 @@ export class LeaderElector {
       } catch (e) {
         failure = (e as Error).message;
         if (!isConflict(e)) break;
-        lease = await this.#leases
-          .get(this.#o.name, this.#o.namespace, { timeoutMs: this.#requestTimeoutMs })
-          .catch((err: Error) => void (failure = err.message));
+        try {
+          lease = await this.#leases.get(this.#o.name, this.#o.namespace, {
+            timeoutMs: this.#requestTimeoutMs,
+          });
+        } catch (readError) {
+          failure = (readError as Error).message;
+          break;
+        }
         // Someone else holds it now: nothing of ours is left to release.
-        if (lease && lease.spec?.holderIdentity !== this.#o.identity) failure = '';
+        if (lease.spec?.holderIdentity !== this.#o.identity) failure = '';
       }
     }
     if (failure) this.#log.warn({ err: failure }, 'could not release lease; it will expire');
