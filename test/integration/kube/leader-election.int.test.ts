@@ -44,6 +44,16 @@ describe('leader election', () => {
   beforeAll(async () => {
     admin = await adminClient();
   });
+  /** Process a leading the Lease 'ctrl' in ns, and process b campaigning for it. */
+  async function leaderAndStandby(ns: string): Promise<{ a: Candidate; b: Candidate }> {
+    const a = candidate(ns, 'ctrl', 'a');
+    candidates.push(a);
+    await waitFor('a to lead', () => has(a, 'leading'), { timeoutMs: 30_000 });
+    const b = candidate(ns, 'ctrl', 'b');
+    candidates.push(b);
+    await waitFor('b to start campaigning', () => has(b, 'started'), { timeoutMs: 30_000 });
+    return { a, b };
+  }
   afterAll(async () => {
     for (const { proc } of candidates) {
       proc.kill('SIGCONT');
@@ -56,12 +66,7 @@ describe('leader election', () => {
 
   test('a frozen leader is replaced within lease duration + retry period, then exits on waking', async () => {
     const ns = await freshNamespace(admin, 'lease');
-    const a = candidate(ns, 'ctrl', 'a');
-    candidates.push(a);
-    await waitFor('a to lead', () => has(a, 'leading'), { timeoutMs: 30_000 });
-    const b = candidate(ns, 'ctrl', 'b');
-    candidates.push(b);
-    await waitFor('b to start campaigning', () => has(b, 'started'), { timeoutMs: 30_000 });
+    const { a, b } = await leaderAndStandby(ns);
     // While a renews, b must not lead.
     await new Promise((r) => setTimeout(r, 4000));
     expect(has(b, 'leading')).toBeUndefined();
@@ -92,13 +97,7 @@ describe('leader election', () => {
   }, 90_000);
 
   test('a leader that stops gracefully releases the lease so a standby takes over at once', async () => {
-    const ns = await freshNamespace(admin, 'lease-release');
-    const a = candidate(ns, 'ctrl', 'a');
-    candidates.push(a);
-    await waitFor('a to lead', () => has(a, 'leading'), { timeoutMs: 30_000 });
-    const b = candidate(ns, 'ctrl', 'b');
-    candidates.push(b);
-    await waitFor('b to start campaigning', () => has(b, 'started'), { timeoutMs: 30_000 });
+    const { a, b } = await leaderAndStandby(await freshNamespace(admin, 'lease-release'));
     await new Promise((r) => setTimeout(r, 1000));
     const stoppedAt = Date.now();
     a.proc.kill('SIGTERM');
