@@ -653,6 +653,19 @@ function coldCaches(): () => void {
   };
 }
 
+// ------------------------------------------------------------------ the limit
+
+/** A fastify HTTPS server as the limit runs: the webhook's TLS, keep-alive and body limit, nothing else. */
+const bareServer = (tls: { key: Buffer; cert: Buffer }) =>
+  fastify({ https: tls, keepAliveTimeout: 90_000, bodyLimit: 6 * 1024 * 1024 });
+
+/** The limit's fixed answer. */
+const ALLOWED = (uid: string) => ({
+  apiVersion: 'admission.k8s.io/v1',
+  kind: 'AdmissionReview',
+  response: { uid, allowed: true },
+});
+
 // ------------------------------------------------------------------ where the webhook's time goes
 
 /**
@@ -667,12 +680,6 @@ const LADDER = [
   { step: '+ rules', adds: 'the rule decides from the world (eviction: its dry-run grant)' },
   { step: '+ answer', adds: "the decision's own answer (denial status, warnings, audit)" },
 ] as const;
-
-const ALLOWED = (uid: string) => ({
-  apiVersion: 'admission.k8s.io/v1',
-  kind: 'AdmissionReview',
-  response: { uid, allowed: true },
-});
 
 /**
  * After a 1 s warm-up of each step, each round: the limit, then every step in random order; a
@@ -701,7 +708,7 @@ async function ladderRounds(
 }
 
 async function ladderServer(level: number, deps: ReviewDeps, tls: { key: Buffer; cert: Buffer }) {
-  const app = fastify({ https: tls, keepAliveTimeout: 90_000, bodyLimit: 6 * 1024 * 1024 });
+  const app = bareServer(tls);
   // Synchronous where the decision is, as in the webhook: a promise per review would cost a step more.
   app.post<{ Params: { type: ReviewType; rule: string } }>('/:type/:rule', (req, reply) => {
     const request = parseAdmissionReview(req.body);
@@ -765,22 +772,20 @@ if (!isLoadGenerator) {
     const log = bufferedLogger('webhook', { level: 'info', dest: '/dev/null' });
     const { logger } = log;
     const served = opts.serve === 'small' ? small : large;
+    // One grantor over the served store, for the webhook and the ladder's steps alike.
+    const grant = createGrantor(served.store);
     const webhook = createWebhookServer({
       world: served.world,
       policies,
-      grant: createGrantor(served.store),
+      grant,
       isReady: () => true,
       logger,
       tls,
     });
     await webhook.app.listen({ host: '127.0.0.1', port: 0 });
-    const limit = fastify({ https: tls, keepAliveTimeout: 90_000, bodyLimit: 6 * 1024 * 1024 });
+    const limit = bareServer(tls);
     limit.post('/:type/:rule', (req, reply) =>
-      reply.send({
-        apiVersion: 'admission.k8s.io/v1',
-        kind: 'AdmissionReview',
-        response: { uid: (req.body as { request: { uid: string } }).request.uid, allowed: true },
-      }),
+      reply.send(ALLOWED((req.body as { request: { uid: string } }).request.uid)),
     );
     await limit.listen({ host: '127.0.0.1', port: 0 });
     const urlOf = (app: { server: { address(): unknown } }) =>
@@ -822,7 +827,7 @@ if (!isLoadGenerator) {
       const deps: ReviewDeps = {
         world: served.world,
         policies,
-        grant: createGrantor(served.store),
+        grant,
         clock: () => new Date(),
       };
       const steps = await Promise.all(LADDER.map((_, level) => ladderServer(level, deps, tls)));
