@@ -235,6 +235,51 @@ describe('webhook server: AdmissionReview in and out', () => {
     );
   });
 
+  it('answers reviews that arrive together each with its own answer, whatever the others hold', async () => {
+    const { app, store } = setup();
+    const withUid = (name: string, uid: string) => {
+      const review = loadReview(name);
+      review.request.uid = uid;
+      return review;
+    };
+    const [denied, warned, granted, broken, notReview, alsoDenied] = await Promise.all([
+      post(app, '/validate/placement', withUid('claim-set-serverref-cordoned', 'u-denied')),
+      post(app, '/validate/placement', withUid('claim-create-cordoned', 'u-warned')),
+      post(app, '/validate/eviction', withUid('maintenance-to-inmaintenance', 'u-granted')),
+      post(app, '/validate/placement', '{"apiVersion":'),
+      post(app, '/validate/placement', []),
+      post(app, '/validate/placement', withUid('claim-set-serverref-cordoned', 'u-denied-2')),
+    ]);
+    expect(denied.json().response).toMatchObject({ uid: 'u-denied', allowed: false });
+    expect(warned.json().response).toMatchObject({ uid: 'u-warned', allowed: true });
+    expect(granted.json().response).toMatchObject({ uid: 'u-granted', allowed: true });
+    expect(store.current(FLEET)?.status?.grants).toHaveLength(1);
+    expect(broken.statusCode).toBe(400);
+    expect(broken.json()).toMatchObject({ reason: 'InvalidJSON', message: /^body is not valid JSON/ });
+    expect(notReview.statusCode).toBe(400);
+    expect(notReview.json()).toMatchObject({ reason: 'InvalidReview' });
+    expect(alsoDenied.json().response).toMatchObject({ uid: 'u-denied-2', allowed: false });
+  });
+
+  it('answers 500 to a review whose handling throws, and its neighbours as usual', async () => {
+    // A policy store that breaks on its first read: decide() reads it before any rule's own guard.
+    const policies = new PolicyStore({ initial: DEFAULT_POLICY });
+    const current = policies.current.bind(policies);
+    let reads = 0;
+    policies.current = () => {
+      if (reads++ === 0) throw new Error('store exploded');
+      return current();
+    };
+    const { app } = setup({ policies });
+    const [first, second] = await Promise.all([
+      post(app, '/validate/placement', loadReview('claim-set-serverref-cordoned')),
+      post(app, '/validate/placement', loadReview('claim-create-cordoned')),
+    ]);
+    expect(first.statusCode).toBe(500);
+    expect(first.json()).toEqual({ code: 500, reason: 'Error', message: 'internal error' });
+    expect(second.json().response).toMatchObject({ allowed: true });
+  });
+
   it('rejects prototype-poisoning bodies with 400', async () => {
     const { app } = setup();
     expect((await post(app, '/validate/placement', '{"__proto__": {"polluted": true}}')).statusCode).toBe(

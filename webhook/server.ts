@@ -14,6 +14,7 @@ import {
   type FastifyRequest,
 } from 'fastify';
 import { Registry } from 'prom-client';
+import secureJson from 'secure-json-parse';
 import { errorMessage, isMetalError } from '../lib/errors.js';
 import { silentLogger, type Logger } from '../lib/log.js';
 import type { PolicyStore } from '../lib/policy/store.js';
@@ -28,6 +29,7 @@ import type { Decision } from './decision.js';
 import type { GrantFunction } from './grants.js';
 import { createMetrics, type RouteMetrics, type WebhookMetrics } from './metrics.js';
 import { reviewLogger } from './log.js';
+import { perTurn } from './per-turn.js';
 import { decide, RULES, type ReviewDeps, type ReviewOutcome, type ReviewType } from './review.js';
 import type { PolicyConfigMapRef } from './rules/common.js';
 import { secureContextOf, type CertPair, type CertReloader } from './tls.js';
@@ -137,6 +139,41 @@ function fourHundred(
   return reply.code(status).send({ code: status, reason, message });
 }
 
+/**
+ * Leaves JSON bodies as text, for the per-turn batch to parse next to the decisions (parseJsonBody).
+ * fastify still enforces the body limit (413) and refuses other content types (415) as it reads a body.
+ */
+export function keepJsonBodiesAsText(app: Pick<FastifyInstance, 'addContentTypeParser'>): void {
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) =>
+    done(null, body),
+  );
+}
+
+/** A body as fastify's own JSON parser reads it: prototype poisoning (`__proto__`, `constructor`) refused. */
+export function parseJsonBody(body: string): unknown {
+  return secureJson.parse(body, undefined, { protoAction: 'error', constructorAction: 'error' });
+}
+
+/** A rule's route: its log line's bindings and its counters. */
+interface Route {
+  type: ReviewType;
+  rule: string;
+  log: Logger;
+  counts: RouteMetrics;
+}
+
+/** A review from its arrival to its answer; the batch fills in what it found. */
+interface PendingReview {
+  route: Route;
+  body: unknown;
+  reply: FastifyReply;
+  started: number;
+  admission?: AdmissionRequest;
+  outcome?: ReviewOutcome | Promise<ReviewOutcome>;
+  refusal?: { reason: string; message: string };
+  error?: unknown;
+}
+
 export function createWebhookServer(options: WebhookServerOptions): WebhookServer {
   const logger = options.logger ?? silentLogger;
   const registry = options.registry ?? new Registry();
@@ -155,19 +192,19 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     ...(options.tls ? { https: httpsOptions(options.tls) } : {}),
   }) as unknown as FastifyInstance;
 
+  /** Logs what broke, and answers 500 unless an answer already went out. */
+  const failed = (reply: FastifyReply, error: unknown) => {
+    const code = (error as FastifyError | undefined)?.code;
+    logger.error({ err: errorMessage(error), code }, 'unexpected error');
+    return reply.sent ? reply : fourHundred(reply, metrics, 500, code ?? 'Error', 'internal error');
+  };
   app.setErrorHandler((error: FastifyError, _request, reply) => {
-    // Parse errors, oversized bodies, wrong content types: not an AdmissionReview, so a 4xx.
-    const status =
-      error.statusCode && error.statusCode >= 400 && error.statusCode < 500 ? error.statusCode : 500;
-    if (status === 500) logger.error({ err: error.message, code: error.code }, 'unexpected error');
-    return fourHundred(
-      reply,
-      metrics,
-      status,
-      error.code ?? 'Error',
-      status === 500 ? 'internal error' : error.message,
-    );
+    // Oversized bodies, wrong content types: not an AdmissionReview, so a 4xx.
+    if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500)
+      return fourHundred(reply, metrics, error.statusCode, error.code ?? 'Error', error.message);
+    return failed(reply, error);
   });
+  keepJsonBodiesAsText(app);
 
   const deps: ReviewDeps = {
     world: options.world,
@@ -204,29 +241,69 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     return reply.code(200).send(toAdmissionResponse(admission.uid, decision, audit));
   };
 
-  // Synchronous unless the rule has a grant to execute: a pure decision costs no promise.
+  /** The review parsed and decided; what goes wrong is kept for its answer. Never throws. */
+  const settle = (pending: PendingReview) => {
+    let json: unknown;
+    try {
+      json = typeof pending.body === 'string' ? parseJsonBody(pending.body) : pending.body;
+    } catch (e) {
+      pending.refusal = { reason: 'InvalidJSON', message: `body is not valid JSON: ${errorMessage(e)}` };
+      return;
+    }
+    try {
+      pending.admission = parseAdmissionReview(json);
+    } catch (e) {
+      pending.refusal = {
+        reason: 'InvalidReview',
+        message: isMetalError(e) ? e.message : 'not an AdmissionReview v1',
+      };
+      return;
+    }
+    const { type, rule } = pending.route;
+    try {
+      // Synchronous unless the rule has a grant to execute: a pure decision costs no promise.
+      pending.outcome = decide(type, rule, pending.admission, deps);
+    } catch (e) {
+      pending.error = e;
+    }
+  };
+
+  const respond = (pending: PendingReview) => {
+    const { route, admission, outcome, reply, started } = pending;
+    if (pending.refusal)
+      return fourHundred(reply, metrics, 400, pending.refusal.reason, pending.refusal.message);
+    if (!admission || !outcome) return failed(reply, pending.error);
+    if (!(outcome instanceof Promise))
+      return answer(route.log, route.counts, admission, outcome, started, reply);
+    return outcome
+      .then((o) => answer(route.log, route.counts, admission, o, started, reply))
+      .catch((e: unknown) => failed(reply, e));
+  };
+
+  // One batch per event-loop turn (per-turn.ts): every review read in the turn is parsed and decided,
+  // then every one is answered. Each review is answered, whatever another one in its batch does.
+  const enqueue = perTurn<PendingReview>((batch) => {
+    for (const pending of batch) settle(pending);
+    for (const pending of batch) {
+      try {
+        void respond(pending);
+      } catch (e) {
+        failed(pending.reply, e);
+      }
+    }
+  });
+
   const handlerFor = (type: ReviewType, rule: string) => {
     // type and rule bound once per route: pino serialises a child's bindings when it is created.
-    const log = reviewLog.child({ type, rule });
-    const counts = metrics.route(type, rule);
-    return (request: FastifyRequest, reply: FastifyReply): FastifyReply | Promise<FastifyReply> => {
-      const started = performance.now();
-      let admission: AdmissionRequest;
-      try {
-        admission = parseAdmissionReview(request.body);
-      } catch (e) {
-        return fourHundred(
-          reply,
-          metrics,
-          400,
-          'InvalidReview',
-          isMetalError(e) ? e.message : 'not an AdmissionReview v1',
-        );
-      }
-      const outcome = decide(type, rule, admission, deps);
-      return outcome instanceof Promise
-        ? outcome.then((o) => answer(log, counts, admission, o, started, reply))
-        : answer(log, counts, admission, outcome, started, reply);
+    const route: Route = {
+      type,
+      rule,
+      log: reviewLog.child({ type, rule }),
+      counts: metrics.route(type, rule),
+    };
+    return (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+      enqueue({ route, body: request.body, reply, started: performance.now() });
+      return reply;
     };
   };
 
