@@ -24,7 +24,7 @@ import { fork } from 'node:child_process';
 import { setImmediate as immediate, setTimeout as delay } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
-import { fastify } from 'fastify';
+import { fastify, type FastifyReply } from 'fastify';
 import { Agent, request } from 'undici';
 import type { BMC } from '../api/metal/v1alpha1/bmc.js';
 import type { Server } from '../api/metal/v1alpha1/server.js';
@@ -35,7 +35,7 @@ import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/se
 import { makeServingCertificate } from '../e2e/harness/webhook.js';
 import { PolicyStore } from '../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../policies/schema.js';
-import { parseAdmissionReview } from '../webhook/admission.js';
+import { parseAdmissionReview, type AdmissionRequest } from '../webhook/admission.js';
 import { MemorySource } from '../webhook/cache-source.js';
 import { createGrantor, type BudgetRef } from '../webhook/grants.js';
 import { InformerWorld, WORLD_INDEXERS } from '../webhook/informer-world.js';
@@ -49,7 +49,8 @@ import {
   type ReviewType,
 } from '../webhook/review.js';
 import { toAdmissionResponse } from '../webhook/admission.js';
-import { createWebhookServer } from '../webhook/server.js';
+import { createWebhookServer, keepJsonBodiesAsText, parseJsonBody } from '../webhook/server.js';
+import { perTurn } from '../webhook/per-turn.js';
 import { bufferedLogger } from '../webhook/log.js';
 
 // ------------------------------------------------------------------ load generator (child process)
@@ -707,17 +708,38 @@ async function ladderRounds(
   return { runs, errors };
 }
 
+interface LadderReview {
+  type: ReviewType;
+  rule: string;
+  body: string;
+  reply: FastifyReply;
+  request?: AdmissionRequest;
+  outcome?: ReviewOutcome | Promise<ReviewOutcome>;
+}
+
 async function ladderServer(level: number, deps: ReviewDeps, tls: { key: Buffer; cert: Buffer }) {
   const app = bareServer(tls);
-  // Synchronous where the decision is, as in the webhook: a promise per review would cost a step more.
+  // As the webhook does it: bodies parsed, then decided, then answered in one batch per turn. A pure
+  // decision costs no promise.
+  keepJsonBodiesAsText(app);
+  const enqueue = perTurn<LadderReview>((batch) => {
+    for (const r of batch) {
+      r.request = parseAdmissionReview(parseJsonBody(r.body));
+      if (level === 1) checkObject(r.request);
+      if (level >= 2) r.outcome = decide(r.type, r.rule, r.request, deps);
+    }
+    for (const { request, outcome, reply } of batch) {
+      const uid = request!.uid;
+      const answer = ({ decision, audit }: ReviewOutcome) =>
+        reply.send(level === 3 ? toAdmissionResponse(uid, decision, audit) : ALLOWED(uid));
+      if (!outcome) void reply.send(ALLOWED(uid));
+      else if (outcome instanceof Promise) void outcome.then(answer);
+      else void answer(outcome);
+    }
+  });
   app.post<{ Params: { type: ReviewType; rule: string } }>('/:type/:rule', (req, reply) => {
-    const request = parseAdmissionReview(req.body);
-    if (level === 1) checkObject(request);
-    if (level < 2) return reply.send(ALLOWED(request.uid));
-    const answer = ({ decision, audit }: ReviewOutcome) =>
-      reply.send(level === 2 ? ALLOWED(request.uid) : toAdmissionResponse(request.uid, decision, audit));
-    const outcome = decide(req.params.type, req.params.rule, request, deps);
-    return outcome instanceof Promise ? outcome.then(answer) : answer(outcome);
+    enqueue({ type: req.params.type, rule: req.params.rule, body: req.body as string, reply });
+    return reply;
   });
   await app.listen({ host: '127.0.0.1', port: 0 });
   return app;
