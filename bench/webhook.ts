@@ -35,7 +35,7 @@ import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/se
 import { makeServingCertificate } from '../e2e/harness/webhook.js';
 import { PolicyStore } from '../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../policies/schema.js';
-import { parseAdmissionReview, type AdmissionRequest } from '../webhook/admission.js';
+import { parseAdmissionReview, toAdmissionResponse, type AdmissionRequest } from '../webhook/admission.js';
 import { MemorySource } from '../webhook/cache-source.js';
 import { createGrantor, type BudgetRef } from '../webhook/grants.js';
 import { InformerWorld, WORLD_INDEXERS } from '../webhook/informer-world.js';
@@ -48,7 +48,6 @@ import {
   type ReviewOutcome,
   type ReviewType,
 } from '../webhook/review.js';
-import { toAdmissionResponse } from '../webhook/admission.js';
 import { createWebhookServer, keepJsonBodiesAsText, parseJsonBody } from '../webhook/server.js';
 import { perTurn } from '../webhook/per-turn.js';
 import { bufferedLogger } from '../webhook/log.js';
