@@ -219,12 +219,9 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   const reviewLog = reviewLogger(logger);
 
   const answer = (
-    log: Logger,
-    counts: RouteMetrics,
+    { route: { log, counts }, started, reply }: PendingReview,
     admission: AdmissionRequest,
     { decision, grant, audit }: ReviewOutcome,
-    started: number,
-    reply: FastifyReply,
   ) => {
     const seconds = (performance.now() - started) / 1000;
     const result = decision.allowed ? 'allowed' : decision.status >= 500 ? 'error' : 'denied';
@@ -269,15 +266,12 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   };
 
   const respond = (pending: PendingReview) => {
-    const { route, admission, outcome, reply, started } = pending;
+    const { admission, outcome, reply } = pending;
     if (pending.refusal)
       return fourHundred(reply, metrics, 400, pending.refusal.reason, pending.refusal.message);
     if (!admission || !outcome) return failed(reply, pending.error);
-    if (!(outcome instanceof Promise))
-      return answer(route.log, route.counts, admission, outcome, started, reply);
-    return outcome
-      .then((o) => answer(route.log, route.counts, admission, o, started, reply))
-      .catch((e: unknown) => failed(reply, e));
+    if (!(outcome instanceof Promise)) return answer(pending, admission, outcome);
+    return outcome.then((o) => answer(pending, admission, o)).catch((e: unknown) => failed(reply, e));
   };
 
   // One batch per event-loop turn (per-turn.ts): every review read in the turn is parsed and decided,
