@@ -48,7 +48,12 @@ import {
   type ReviewOutcome,
   type ReviewType,
 } from '../webhook/review.js';
-import { createWebhookServer, keepJsonBodiesAsText, parseJsonBody } from '../webhook/server.js';
+import {
+  createWebhookServer,
+  DEFAULT_BODY_LIMIT,
+  keepJsonBodiesAsText,
+  parseJsonBody,
+} from '../webhook/server.js';
 import { perTurn } from '../webhook/per-turn.js';
 import { bufferedLogger } from '../webhook/log.js';
 
@@ -657,7 +662,7 @@ function coldCaches(): () => void {
 
 /** A fastify HTTPS server as the limit runs: the webhook's TLS, keep-alive and body limit, nothing else. */
 const bareServer = (tls: { key: Buffer; cert: Buffer }) =>
-  fastify({ https: tls, keepAliveTimeout: 90_000, bodyLimit: 6 * 1024 * 1024 });
+  fastify({ https: tls, keepAliveTimeout: 90_000, bodyLimit: DEFAULT_BODY_LIMIT });
 
 /** The limit's fixed answer. */
 const ALLOWED = (uid: string) => ({
