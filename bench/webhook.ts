@@ -1,6 +1,6 @@
 // Benchmark: the admission webhook against the limit of its transport.
 //
-//   npm run bench:webhook [-- --duration 5 --connections 16 --concurrency 32 --rate 1000 --ladder]
+//   npm run bench:webhook [-- --duration 5 --concurrency 32 --connections 32 --rate 1000 --ladder]
 //
 // Two HTTPS servers with the same certificate in this process: the webhook (createWebhookServer over an
 // InformerWorld holding 10,000 Servers and 10,000 ServerClaims, a MemoryBudgetStore whose first look
@@ -755,7 +755,11 @@ if (!isLoadGenerator) {
   const opts = new Command('bench-webhook')
     .option('--duration <s>', 'seconds per load measurement', Number, 2)
     .option('--rounds <n>', 'paired throughput rounds (webhook and limit back to back)', Number, 7)
-    .option('--connections <n>', 'TLS connections of the load generator', Number, 16)
+    .option(
+      '--connections <n>',
+      'TLS connections of the load generator (default: one per request in flight)',
+      Number,
+    )
     .option('--concurrency <n>', 'requests in flight (throughput)', Number, 32)
     .option('--rate <n>', 'requests/s for the latency measurement', Number, 1000)
     .option('--small <n>', 'Servers and claims in the small world', Number, 100)
@@ -766,7 +770,7 @@ if (!isLoadGenerator) {
     .opts<{
       duration: number;
       rounds: number;
-      connections: number;
+      connections?: number;
       concurrency: number;
       rate: number;
       small: number;
@@ -774,6 +778,10 @@ if (!isLoadGenerator) {
       serve: string;
       ladder?: boolean;
     }>();
+  // The API server calls a webhook with Go's HTTP/1.1 client (fastify serves no HTTP/2 here), which
+  // never pipelines: each call in flight has a connection of its own. With fewer connections than
+  // requests in flight, the rest would wait in the generator and the server would see fewer.
+  const connections = opts.connections ?? opts.concurrency;
 
   const dir = mkdtempSync(join(tmpdir(), 'bench-webhook-'));
   try {
@@ -821,7 +829,7 @@ if (!isLoadGenerator) {
     const job = (url: string, extra: Partial<LoadJob>): LoadJob => ({
       url,
       ca: caPem,
-      connections: opts.connections,
+      connections,
       requests,
       durationMs: opts.duration * 1000,
       ...extra,
@@ -901,7 +909,7 @@ if (!isLoadGenerator) {
       `workload: placement allow / placement deny / eviction dry-run in equal shares, ~${bodyBytes} B per review`,
     );
     out(
-      `throughput (closed loop, ${opts.concurrency} in flight over ${opts.connections} TLS connections, ${opts.rounds} paired rounds of ${opts.duration}s; median round):`,
+      `throughput (closed loop, ${opts.concurrency} in flight over ${connections} TLS connections, ${opts.rounds} paired rounds of ${opts.duration}s; median round):`,
     );
     out(row('webhook', w));
     out(row('limit  ', l));
