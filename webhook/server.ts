@@ -189,6 +189,9 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
     keepAliveTimeout: options.keepAliveTimeoutMs ?? 90_000,
     return503OnClosing: true,
+    // HTTPS over HTTP/1.1 only (Node's https server offers just that in ALPN; tls.test.ts holds it): the
+    // API server's webhook client asks for nothing else, and HTTP/2 would cost more per request and open
+    // the port to stream-reset floods (docs/webhook.md, "Why HTTP/1.1").
     ...(options.tls ? { https: httpsOptions(options.tls) } : {}),
   }) as unknown as FastifyInstance;
 

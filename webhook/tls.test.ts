@@ -13,7 +13,7 @@ import {
   copyFileSync,
 } from 'node:fs';
 import { request as httpsRequest } from 'node:https';
-import type { TLSSocket } from 'node:tls';
+import { connect as tlsConnect, type TLSSocket } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -250,6 +250,38 @@ describe('serving certificate rotation', () => {
     expect(() =>
       validatePair({ cert: Buffer.from('not a cert'), key: readFileSync(file('leaf1.key')) }),
     ).toThrow(/serving certificate rejected/);
+  });
+});
+
+describe('protocol', () => {
+  /** The protocol ALPN settles on when a client offers these (HTTP/2-capable clients offer h2 first). */
+  const negotiate = (port: number, offered: string[]) =>
+    new Promise<string | false>((resolve, reject) => {
+      const socket = tlsConnect(
+        {
+          host: '127.0.0.1',
+          servername: 'localhost',
+          port,
+          ca: readFileSync(file('ca.crt')),
+          ALPNProtocols: offered,
+        },
+        () => {
+          resolve(socket.alpnProtocol ?? false);
+          socket.end();
+        },
+      );
+      socket.on('error', reject);
+    });
+
+  it('offers no HTTP/2: h2 first gets HTTP/1.1, h2 alone is refused (docs/webhook.md, "Why HTTP/1.1")', async () => {
+    const { server, port, reloader } = await startServer(secretVolume('alpn', 1), 1000);
+    try {
+      expect(await negotiate(port, ['h2', 'http/1.1'])).toBe('http/1.1');
+      await expect(negotiate(port, ['h2'])).rejects.toThrow(/no application protocol/i);
+    } finally {
+      reloader.stop();
+      await server.app.close();
+    }
   });
 });
 
