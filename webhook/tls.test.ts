@@ -270,6 +270,7 @@ describe('protocol', () => {
           socket.end();
         },
       );
+      socket.setTimeout(5000, () => socket.destroy(new Error('no handshake within 5 s')));
       socket.on('error', reject);
     });
 
