@@ -1,5 +1,5 @@
 import { ServerMaintenanceKind } from '../maintenance/v1alpha1/servermaintenance.js';
-import { shapeOf, validateObject } from './validate.js';
+import { shapeOf, validateObject, withStatusFields } from './validate.js';
 
 const maintenance = (notBefore: unknown) => ({
   apiVersion: 'maintenance.metal.ironcore.dev/v1alpha1',
@@ -39,6 +39,41 @@ describe('validateObject', () => {
     };
     expect(validateObject(ServerMaintenanceKind, badReason).ok).toBe(false);
     expect(validateObject(ServerMaintenanceKind, badReason, { values: false }).ok).toBe(true);
+  });
+});
+
+describe('statusFields', () => {
+  const withStatus = (status: unknown) => ({ ...maintenance('2026-03-01T10:00:00Z'), status });
+  const only = ['state'] as const;
+
+  it('checks only the status fields named, and the rest of status not at all', () => {
+    const badConditions = withStatus({ state: 'Pending', conditions: 'none' });
+    expect(validateObject(ServerMaintenanceKind, badConditions, { values: false }).ok).toBe(false);
+    expect(
+      validateObject(ServerMaintenanceKind, badConditions, { values: false, statusFields: only }).ok,
+    ).toBe(true);
+    expect(
+      validateObject(ServerMaintenanceKind, withStatus({ state: 7 }), { values: false, statusFields: only }),
+    ).toMatchObject({ ok: false, errors: [{ field: 'status.state' }] });
+  });
+
+  it('keeps the required fields it keeps, and leaves a schema without a status alone', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        status: {
+          type: 'object',
+          required: ['a', 'b'],
+          properties: { a: { type: 'string' }, b: { type: 'string' } },
+        },
+      },
+    };
+    expect(withStatusFields(schema, ['a', 'gone'])).toEqual({
+      type: 'object',
+      properties: { status: { type: 'object', required: ['a'], properties: { a: { type: 'string' } } } },
+    });
+    const noStatus = { type: 'object', properties: { spec: { type: 'object' } } };
+    expect(withStatusFields(noStatus, ['a'])).toBe(noStatus);
   });
 });
 

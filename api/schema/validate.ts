@@ -85,14 +85,38 @@ export function shapeOf(schema: SchemaNode): SchemaNode {
   return out;
 }
 
-// Compiled on first use, per mode and kind.
+/**
+ * The schema with only these fields of its status; the rest of status is accepted unread. Required
+ * fields not kept are dropped from `required` too.
+ */
+export function withStatusFields(schema: SchemaNode, fields: readonly string[]): SchemaNode {
+  const properties = schema.properties;
+  const status = isNode(properties) ? properties.status : undefined;
+  if (!isNode(properties) || !isNode(status) || !isNode(status.properties)) return schema;
+  const statusProperties = status.properties;
+  const keep = fields.filter((f) => Object.hasOwn(statusProperties, f));
+  const narrowed: SchemaNode = {
+    ...status,
+    properties: Object.fromEntries(keep.map((f) => [f, statusProperties[f]])),
+  };
+  if (Array.isArray(status.required))
+    narrowed.required = (status.required as string[]).filter((f) => keep.includes(f));
+  return { ...schema, properties: { ...properties, status: narrowed } };
+}
+
+// Compiled on first use, per mode, kind and status fields (undefined: all of status; callers pass the
+// same array each time, a module-level constant).
 const modes = {
   values: {
     ajv: makeAjv(true),
     derive: (s: SchemaNode) => s,
-    compiled: new WeakMap<object, ValidateFunction>(),
+    compiled: new WeakMap<object, Map<readonly string[] | undefined, ValidateFunction>>(),
   },
-  shape: { ajv: makeAjv(false), derive: shapeOf, compiled: new WeakMap<object, ValidateFunction>() },
+  shape: {
+    ajv: makeAjv(false),
+    derive: shapeOf,
+    compiled: new WeakMap<object, Map<readonly string[] | undefined, ValidateFunction>>(),
+  },
 };
 
 export interface FieldError {
@@ -103,12 +127,20 @@ export interface FieldError {
 
 export type ValidationResult<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
 
-function validatorFor(def: KindDefinition, values: boolean): ValidateFunction {
+function validatorFor(
+  def: KindDefinition,
+  values: boolean,
+  statusFields: readonly string[] | undefined,
+): ValidateFunction {
   const mode = values ? modes.values : modes.shape;
-  let fn = mode.compiled.get(def.schema);
+  let byFields = mode.compiled.get(def.schema);
+  if (!byFields)
+    mode.compiled.set(def.schema, (byFields = new Map<readonly string[] | undefined, ValidateFunction>()));
+  let fn = byFields.get(statusFields);
   if (!fn) {
-    fn = mode.ajv.compile(mode.derive(def.schema as SchemaNode));
-    mode.compiled.set(def.schema, fn);
+    const schema = mode.derive(def.schema);
+    fn = mode.ajv.compile(statusFields ? withStatusFields(schema, statusFields) : schema);
+    byFields.set(statusFields, fn);
   }
   return fn;
 }
@@ -138,6 +170,11 @@ export interface ValidateOptions {
    * kind, is that project's CRD, not our model of it).
    */
   values?: boolean;
+  /**
+   * Check only these fields of status (default: all of it), for a caller that reads no others: a
+   * change elsewhere in status, say in another project's version of the kind, must not stop it.
+   */
+  statusFields?: readonly string[];
 }
 
 /** Validates an object against its kind's schema; errors name the field and what was expected. */
@@ -146,7 +183,7 @@ export function validateObject<D extends KindDefinition>(
   value: unknown,
   options: ValidateOptions = {},
 ): ValidationResult<ObjectOf<D>> {
-  const fn = validatorFor(def, options.values ?? true);
+  const fn = validatorFor(def, options.values ?? true, options.statusFields);
   if (fn(value)) return { ok: true, value: value as ObjectOf<D> };
   const seen = new Set<string>();
   const errors: FieldError[] = [];
