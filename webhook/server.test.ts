@@ -9,7 +9,7 @@ import { createGrantor, type BudgetRef } from './grants.js';
 import { MemoryBudgetStore } from './memory-budget-store.js';
 import { MemoryWorld } from './memory-world.js';
 import { createWebhookServer, oncePer, type WebhookServerOptions } from './server.js';
-import { loadReview, loadWorld, NOW } from './testdata/load.js';
+import { find, loadReview, loadWorld, NOW, request } from './testdata/load.js';
 import type { WorldView } from './world.js';
 
 const FLEET: BudgetRef = { kind: 'ServerDisruptionBudget', name: 'fleet' };
@@ -373,6 +373,50 @@ describe('webhook server: object checks', () => {
         code: 422,
         details: {
           causes: expect.arrayContaining([expect.objectContaining({ field: 'oldObject.spec.power' })]),
+        },
+      },
+    });
+  });
+});
+
+describe('webhook server: status fields checked', () => {
+  /** A binding of srv-maint (in maintenance by its typed status) whose status is changed by `edit`. */
+  const bindMaint = (edit: (status: Record<string, unknown>) => void) => {
+    const server = find(loadWorld().servers, 'srv-maint');
+    const old = structuredClone(server);
+    const next = structuredClone(server);
+    next.spec.serverClaimRef = { namespace: 'tenant-a', name: 'claim-a' };
+    for (const s of [old, next]) edit(s.status as Record<string, unknown>);
+    return {
+      apiVersion: 'admission.k8s.io/v1',
+      kind: 'AdmissionReview',
+      request: request({ kind: 'Server', operation: 'UPDATE', object: next, oldObject: old }),
+    };
+  };
+
+  it('judges a Server whose inventory does not match our model: no rule reads it', async () => {
+    const { app } = setup();
+    const review = bindMaint((status) => {
+      status.processors = 'two sockets';
+      status.networkInterfaces = [{ name: 7 }];
+    });
+    const res = await post(app, '/validate/placement', review);
+    expect(res.json().response).toMatchObject({ allowed: false, status: { code: 403 } });
+    expect(res.json().response.status.message).toContain(Codes.SERVER_IN_MAINTENANCE);
+  });
+
+  it('refuses a Server whose status fields the rules read have the wrong shape, naming them', async () => {
+    const { app } = setup();
+    const review = bindMaint((status) => {
+      status.maintenance = 'InMaintenance';
+    });
+    const res = await post(app, '/validate/placement', review);
+    expect(res.json().response).toMatchObject({
+      allowed: false,
+      status: {
+        code: 422,
+        details: {
+          causes: expect.arrayContaining([expect.objectContaining({ field: 'status.maintenance' })]),
         },
       },
     });

@@ -1,6 +1,8 @@
 import { Codes } from '../codes.js';
 import { find, loadReview, loadWorld, request } from '../testdata/load.js';
 import { clone, ruleInput } from '../testdata/helpers.js';
+import type { Server } from '../../api/metal/v1alpha1/server.js';
+import { STATUS_READ } from '../review.js';
 import { placement } from './placement.js';
 
 describe('placement (WS1)', () => {
@@ -138,6 +140,41 @@ describe('placement (WS1)', () => {
       placement(ruleInput(request({ kind: 'Server', operation: 'UPDATE', object: next, oldObject: old })))
         .code,
     ).toBe(Codes.SERVER_UNCLAIMABLE);
+  });
+
+  it('reads no field of the Server status but those the object check covers (STATUS_READ)', () => {
+    const read = new Set<string>();
+    /** The server with a status that records which of its fields are read. */
+    const recording = (server: Server): Server => ({
+      ...server,
+      status: new Proxy(server.status ?? {}, {
+        get(target, key, receiver) {
+          if (typeof key === 'string') read.add(key);
+          return Reflect.get(target, key, receiver) as unknown;
+        },
+      }),
+    });
+    const world = loadWorld();
+    for (const name of ['srv-free', 'srv-cordoned', 'srv-tainted', 'srv-maint', 'srv-claimed']) {
+      const old = clone(find(world.servers, name));
+      const next = clone(old);
+      next.spec.serverClaimRef = { namespace: 'tenant-a', name: 'claim-other' };
+      const legacy = clone(next);
+      legacy.status = { state: 'Maintenance' };
+      for (const object of [next, legacy])
+        placement(
+          ruleInput(
+            request({
+              kind: 'Server',
+              operation: 'UPDATE',
+              object: recording(object),
+              oldObject: recording(old),
+            }),
+            { world },
+          ),
+        );
+    }
+    expect([...read].sort()).toEqual([...STATUS_READ.Server!].sort());
   });
 
   it('ignores deletes, other kinds, and subresources', () => {
