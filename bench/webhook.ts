@@ -778,9 +778,10 @@ if (!isLoadGenerator) {
       serve: string;
       ladder?: boolean;
     }>();
-  // The API server calls a webhook with Go's HTTP/1.1 client (fastify serves no HTTP/2 here), which
-  // never pipelines: each call in flight has a connection of its own. With fewer connections than
-  // requests in flight, the rest would wait in the generator and the server would see fewer.
+  // The API server calls a webhook over HTTP/1.1 only (its webhook client pins ALPN to http/1.1), with
+  // Go's client, which never pipelines: each call in flight has a connection of its own. With fewer
+  // connections than requests in flight, the rest would wait in the generator and the server would see
+  // fewer.
   const connections = opts.connections ?? opts.concurrency;
 
   const dir = mkdtempSync(join(tmpdir(), 'bench-webhook-'));

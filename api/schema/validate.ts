@@ -104,19 +104,18 @@ export function withStatusFields(schema: SchemaNode, fields: readonly string[]):
   return { ...schema, properties: { ...properties, status: narrowed } };
 }
 
-// Compiled on first use, per mode, kind and status fields (undefined: all of status; callers pass the
-// same array each time, a module-level constant).
+/** A kind's validators by the status fields they check (undefined: all of status). */
+type ByStatusFields = Map<readonly string[] | undefined, ValidateFunction>;
+
+// Compiled on first use, per mode, kind and status fields (callers pass the same array each time, a
+// module-level constant).
 const modes = {
   values: {
     ajv: makeAjv(true),
     derive: (s: SchemaNode) => s,
-    compiled: new WeakMap<object, Map<readonly string[] | undefined, ValidateFunction>>(),
+    compiled: new WeakMap<object, ByStatusFields>(),
   },
-  shape: {
-    ajv: makeAjv(false),
-    derive: shapeOf,
-    compiled: new WeakMap<object, Map<readonly string[] | undefined, ValidateFunction>>(),
-  },
+  shape: { ajv: makeAjv(false), derive: shapeOf, compiled: new WeakMap<object, ByStatusFields>() },
 };
 
 export interface FieldError {
