@@ -15,6 +15,8 @@
 //   ladder      with --ladder: the webhook's work step by step, each step against the limit
 //   decisions   in process, JSON body → parse → review() per request, 100 vs 10,000 Servers and claims;
 //               warm (back to back) and cold (caches flushed before each, as between two requests)
+// With --hold webhook|limit it only loads that server for one window and stops: a profiler outside the
+// process (scripts/profile-webhook.sh, perf) then sees that server's work alone.
 // The last line printed is one JSON object: throughput_ratio, p99_ms, scale_ratio and the raw figures.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -549,6 +551,9 @@ function summarize(r: LoadResult) {
   };
 }
 
+/** The mixed workload as the generator sends it: path and JSON body. */
+const wireRequests = (f: Fleet) => mixed(f).map((r) => ({ path: r.path, body: JSON.stringify(r.review) }));
+
 const mixed = (f: Fleet): Req[] =>
   f.requests.placementAllow.flatMap((a, k) => [
     a,
@@ -749,6 +754,64 @@ async function ladderServer(level: number, deps: ReviewDeps, tls: { key: Buffer;
   return app;
 }
 
+// ------------------------------------------------------------------ the servers under test
+
+/** The webhook as deployed and the limit, listening on 127.0.0.1 with the same certificate. */
+async function startServers(served: Fleet, policies: PolicyStore, tls: { key: Buffer; cert: Buffer }) {
+  // The webhook's buffered info-level logger (denials are logged), into /dev/null.
+  const log = bufferedLogger('webhook', { level: 'info', dest: '/dev/null' });
+  // One grantor over the served store, for the webhook and the ladder's steps alike.
+  const grant = createGrantor(served.store);
+  const webhook = createWebhookServer({
+    world: served.world,
+    policies,
+    grant,
+    isReady: () => true,
+    logger: log.logger,
+    tls,
+  });
+  await webhook.app.listen({ host: '127.0.0.1', port: 0 });
+  const limit = bareServer(tls);
+  limit.post('/:type/:rule', (req, reply) =>
+    reply.send(ALLOWED((req.body as { request: { uid: string } }).request.uid)),
+  );
+  await limit.listen({ host: '127.0.0.1', port: 0 });
+  const urlOf = (app: { server: { address(): unknown } }) =>
+    `https://127.0.0.1:${(app.server.address() as { port: number }).port}`;
+  return { webhook, limit, log, grant, urlOf };
+}
+
+/**
+ * `--hold`: one server under the closed-loop load for one window, announced on stdout as it starts, so
+ * that a profiler outside this process (scripts/profile-webhook.sh) sees that server's work alone.
+ * Prints one JSON line with its throughput and CPU per request; exits non-zero on failed requests.
+ */
+async function hold(
+  side: 'webhook' | 'limit',
+  served: Fleet,
+  policies: PolicyStore,
+  tls: { key: Buffer; cert: Buffer },
+  load: Pick<LoadJob, 'ca' | 'connections' | 'concurrency' | 'durationMs'>,
+): Promise<void> {
+  const { webhook, limit, log, urlOf } = await startServers(served, policies, tls);
+  const url = urlOf(side === 'webhook' ? webhook.app : limit);
+  const requests = wireRequests(served);
+  const gen = startGenerator();
+  try {
+    await measure(gen, { ...load, url, requests, durationMs: 2000 }); // warm-up: JIT, TLS sessions
+    process.stdout.write(`holding ${side} for ${load.durationMs / 1000}s\n`);
+    const m = await measure(gen, { ...load, url, requests });
+    process.stdout.write(
+      `${JSON.stringify({ side, rps: Math.round(m.rps), cpu_us_per_request: Number(m.cpuUsPerRequest.toFixed(1)), errors: m.errors })}\n`,
+    );
+    if (m.errors > 0) process.exitCode = 1;
+  } finally {
+    await gen.close();
+    log.close();
+    await Promise.all([webhook.app.close(), limit.close()]);
+  }
+}
+
 // ------------------------------------------------------------------ main
 
 if (!isLoadGenerator) {
@@ -766,6 +829,11 @@ if (!isLoadGenerator) {
     .option('--large <n>', 'Servers and claims in the large world', Number, 10_000)
     .option('--serve <world>', 'world behind the HTTP measurements: large | small', 'large')
     .option('--ladder', "also measure the webhook's work step by step against the limit (where 0.8 goes)")
+    .option(
+      '--hold <side>',
+      'after the warm-up, load only this server (webhook | limit) for --duration seconds, print its ' +
+        'figures and stop: a window for a profiler outside the process (scripts/profile-webhook.sh)',
+    )
     .parse()
     .opts<{
       duration: number;
@@ -777,7 +845,12 @@ if (!isLoadGenerator) {
       large: number;
       serve: string;
       ladder?: boolean;
+      hold?: string;
     }>();
+  if (opts.hold !== undefined && opts.hold !== 'webhook' && opts.hold !== 'limit') {
+    process.stderr.write(`--hold must be webhook or limit, not ${JSON.stringify(opts.hold)}\n`);
+    process.exit(2);
+  }
   // The API server calls a webhook over HTTP/1.1 only (its webhook client pins ALPN to http/1.1), with
   // Go's client, which never pipelines: each call in flight has a connection of its own. With fewer
   // connections than requests in flight, the rest would wait in the generator and the server would see
@@ -796,6 +869,16 @@ if (!isLoadGenerator) {
     await verify(small, policies);
     await verify(large, policies);
 
+    if (opts.hold) {
+      await hold(opts.hold, opts.serve === 'small' ? small : large, policies, tls, {
+        ca: caPem,
+        connections,
+        concurrency: opts.concurrency,
+        durationMs: opts.duration * 1000,
+      });
+      process.exit(0);
+    }
+
     const decisions = await decisionLatency([small, large], policies, 9, 3000);
     const cold = await decisionLatency([small, large], policies, 5, 600, coldCaches());
     const [dSmall, dLarge] = decisions.perWorld as [
@@ -803,29 +886,9 @@ if (!isLoadGenerator) {
       (typeof decisions.perWorld)[0],
     ];
 
-    // The webhook as deployed: its buffered info-level logger (denials are logged), into /dev/null.
-    const log = bufferedLogger('webhook', { level: 'info', dest: '/dev/null' });
-    const { logger } = log;
     const served = opts.serve === 'small' ? small : large;
-    // One grantor over the served store, for the webhook and the ladder's steps alike.
-    const grant = createGrantor(served.store);
-    const webhook = createWebhookServer({
-      world: served.world,
-      policies,
-      grant,
-      isReady: () => true,
-      logger,
-      tls,
-    });
-    await webhook.app.listen({ host: '127.0.0.1', port: 0 });
-    const limit = bareServer(tls);
-    limit.post('/:type/:rule', (req, reply) =>
-      reply.send(ALLOWED((req.body as { request: { uid: string } }).request.uid)),
-    );
-    await limit.listen({ host: '127.0.0.1', port: 0 });
-    const urlOf = (app: { server: { address(): unknown } }) =>
-      `https://127.0.0.1:${(app.server.address() as { port: number }).port}`;
-    const requests = mixed(served).map((r) => ({ path: r.path, body: JSON.stringify(r.review) }));
+    const { webhook, limit, log, grant, urlOf } = await startServers(served, policies, tls);
+    const requests = wireRequests(served);
     const bodyBytes = Math.round(requests.reduce((a, r) => a + r.body.length, 0) / requests.length);
     const job = (url: string, extra: Partial<LoadJob>): LoadJob => ({
       url,
