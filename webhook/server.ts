@@ -298,9 +298,10 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       log: reviewLog.child({ type, rule }),
       counts: metrics.route(type, rule),
     };
-    return (request: FastifyRequest, reply: FastifyReply): FastifyReply => {
+    // Returns nothing: a returned reply is a thenable, and fastify would wait on it with end-of-stream
+    // listeners on every response still in the batch.
+    return (request: FastifyRequest, reply: FastifyReply): void => {
       enqueue({ route, body: request.body, reply, started: performance.now() });
-      return reply;
     };
   };
 
