@@ -3,7 +3,12 @@
 // a rule become a METAL_ERR_INTERNAL denial: the webhook fails closed, and never crashes on input.
 import { ALL_KINDS } from '../api/registry.js';
 import type { KindDefinition } from '../api/schema/kind.js';
-import { formatFieldErrors, validateObject, type ValidateOptions } from '../api/schema/validate.js';
+import {
+  formatFieldErrors,
+  validateObject,
+  type FieldsRead,
+  type ValidateOptions,
+} from '../api/schema/validate.js';
 import type { PolicyStore } from '../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../policies/schema.js';
 import { errorMessage } from '../lib/errors.js';
@@ -69,19 +74,24 @@ function kindOfResource(request: AdmissionRequest): KindDefinition | undefined {
 }
 
 /**
- * The status fields the rules read from a request's object, by kind, where that is not all of status. A
- * Server's status is mostly metal-operator's inventory (interfaces, processors, storage), which no rule
- * reads: a change of its shape upstream must not refuse every Server write. rules/placement.test.ts
- * checks that placement reads no other field.
+ * The fields the rules read from a request's object, by kind, where that is not all of it. Only these
+ * are checked: under `failurePolicy: Fail`, a change upstream in the shape of a field no rule reads must
+ * not refuse every write of the kind. A Server is metal-operator's: its status is mostly inventory
+ * (interfaces, processors, storage), and of its spec placement reads the binding, the cordon, the
+ * taints and the legacy maintenance reference. rules/placement.test.ts checks that placement reads no
+ * other field.
  */
-export const STATUS_READ: Readonly<Record<string, readonly string[]>> = {
-  Server: ['state', 'maintenance'],
+export const FIELDS_READ: Readonly<Record<string, FieldsRead>> = {
+  Server: {
+    spec: ['serverClaimRef', 'unclaimable', 'taints', 'serverMaintenanceRef'],
+    status: ['state', 'maintenance'],
+  },
 };
 
 // The check's options per kind, built once: the check runs on every review.
 const SHAPE_ONLY: ValidateOptions = { values: false };
 const CHECK_OPTIONS = new Map<string, ValidateOptions>(
-  Object.entries(STATUS_READ).map(([kind, statusFields]) => [kind, { values: false, statusFields }]),
+  Object.entries(FIELDS_READ).map(([kind, fields]) => [kind, { values: false, fields }]),
 );
 
 function checkOne(

@@ -376,13 +376,22 @@ describe('webhook server: object checks', () => {
     expect(res.json().response).toMatchObject(refusedNaming('oldObject.spec.power'));
   });
 
-  /** A binding of srv-maint (in maintenance by its typed status) whose status is changed by `edit`. */
-  const bindMaint = (edit: (status: Record<string, unknown>) => void) => {
+  /**
+   * A binding of srv-maint (in maintenance by its typed status) whose status, and with `editSpec` its
+   * spec, are changed.
+   */
+  const bindMaint = (
+    edit: (status: Record<string, unknown>) => void,
+    editSpec: (spec: Record<string, unknown>) => void = () => {},
+  ) => {
     const server = find(loadWorld().servers, 'srv-maint');
     const old = structuredClone(server);
     const next = structuredClone(server);
     next.spec.serverClaimRef = { namespace: 'tenant-a', name: 'claim-a' };
-    for (const s of [old, next]) edit(s.status as Record<string, unknown>);
+    for (const s of [old, next]) {
+      edit(s.status as Record<string, unknown>);
+      editSpec(s.spec);
+    }
     return {
       apiVersion: 'admission.k8s.io/v1',
       kind: 'AdmissionReview',
@@ -399,6 +408,33 @@ describe('webhook server: object checks', () => {
     const res = await post(app, '/validate/placement', review);
     expect(res.json().response).toMatchObject({ allowed: false, status: { code: 403 } });
     expect(res.json().response.status.message).toContain(Codes.SERVER_IN_MAINTENANCE);
+  });
+
+  it('judges a Server whose unread spec fields do not match our model: no rule reads them', async () => {
+    const { app } = setup();
+    const review = bindMaint(
+      () => {},
+      (spec) => {
+        spec.bootOrder = 'disk first';
+        spec.power = 42;
+        delete spec.systemUUID;
+      },
+    );
+    const res = await post(app, '/validate/placement', review);
+    expect(res.json().response).toMatchObject({ allowed: false, status: { code: 403 } });
+    expect(res.json().response.status.message).toContain(Codes.SERVER_IN_MAINTENANCE);
+  });
+
+  it('refuses a Server whose spec fields the rules read have the wrong shape, naming them', async () => {
+    const { app } = setup();
+    const review = bindMaint(
+      () => {},
+      (spec) => {
+        spec.taints = 'NoBind';
+      },
+    );
+    const res = await post(app, '/validate/placement', review);
+    expect(res.json().response).toMatchObject(refusedNaming('spec.taints'));
   });
 
   it('refuses a Server whose status fields the rules read have the wrong shape, naming them', async () => {

@@ -1,5 +1,5 @@
 import { ServerMaintenanceKind } from '../maintenance/v1alpha1/servermaintenance.js';
-import { shapeOf, validateObject, withStatusFields } from './validate.js';
+import { shapeOf, validateObject, withFields } from './validate.js';
 
 const maintenance = (notBefore: unknown) => ({
   apiVersion: 'maintenance.metal.ironcore.dev/v1alpha1',
@@ -42,38 +42,64 @@ describe('validateObject', () => {
   });
 });
 
-describe('statusFields', () => {
+describe('fields', () => {
   const withStatus = (status: unknown) => ({ ...maintenance('2026-03-01T10:00:00Z'), status });
-  const only = ['state'] as const;
+  const only = { status: ['state'] } as const;
 
   it('checks only the status fields named, and the rest of status not at all', () => {
     const badConditions = withStatus({ state: 'Pending', conditions: 'none' });
     expect(validateObject(ServerMaintenanceKind, badConditions, { values: false }).ok).toBe(false);
+    expect(validateObject(ServerMaintenanceKind, badConditions, { values: false, fields: only }).ok).toBe(
+      true,
+    );
     expect(
-      validateObject(ServerMaintenanceKind, badConditions, { values: false, statusFields: only }).ok,
-    ).toBe(true);
-    expect(
-      validateObject(ServerMaintenanceKind, withStatus({ state: 7 }), { values: false, statusFields: only }),
+      validateObject(ServerMaintenanceKind, withStatus({ state: 7 }), { values: false, fields: only }),
     ).toMatchObject({ ok: false, errors: [{ field: 'status.state' }] });
   });
 
-  it('keeps the required fields it keeps, and leaves a schema without a status alone', () => {
-    const schema = {
+  it('narrows spec the same way; a part not named is checked whole', () => {
+    const base = maintenance('2026-03-01T10:00:00Z');
+    const badClass = { ...base, spec: { ...base.spec, class: 7 } };
+    const specOnly = { spec: ['serverRef'] } as const;
+    expect(validateObject(ServerMaintenanceKind, badClass, { values: false }).ok).toBe(false);
+    expect(validateObject(ServerMaintenanceKind, badClass, { values: false, fields: specOnly }).ok).toBe(
+      true,
+    );
+    const badRef = { ...base, spec: { ...base.spec, serverRef: 'srv-1' } };
+    expect(validateObject(ServerMaintenanceKind, badRef, { values: false, fields: specOnly })).toMatchObject({
+      ok: false,
+      errors: [{ field: 'spec.serverRef' }],
+    });
+    // status is not named: still checked whole.
+    const badStatus = { ...base, status: { state: 'Pending', conditions: 'none' } };
+    expect(validateObject(ServerMaintenanceKind, badStatus, { values: false, fields: specOnly }).ok).toBe(
+      false,
+    );
+  });
+
+  it('keeps the required fields it keeps, and leaves a schema without the part alone', () => {
+    const part = {
+      type: 'object',
+      required: ['a', 'b'],
+      properties: { a: { type: 'string' }, b: { type: 'string' } },
+    };
+    const schema = { type: 'object', properties: { spec: part, status: part } };
+    expect(withFields(schema, { status: ['a', 'gone'] })).toEqual({
       type: 'object',
       properties: {
-        status: {
-          type: 'object',
-          required: ['a', 'b'],
-          properties: { a: { type: 'string' }, b: { type: 'string' } },
-        },
+        spec: part,
+        status: { type: 'object', required: ['a'], properties: { a: { type: 'string' } } },
       },
-    };
-    expect(withStatusFields(schema, ['a', 'gone'])).toEqual({
+    });
+    expect(withFields(schema, { spec: ['b'], status: [] })).toEqual({
       type: 'object',
-      properties: { status: { type: 'object', required: ['a'], properties: { a: { type: 'string' } } } },
+      properties: {
+        spec: { type: 'object', required: ['b'], properties: { b: { type: 'string' } } },
+        status: { type: 'object', required: [], properties: {} },
+      },
     });
     const noStatus = { type: 'object', properties: { spec: { type: 'object' } } };
-    expect(withStatusFields(noStatus, ['a'])).toBe(noStatus);
+    expect(withFields(noStatus, { status: ['a'] })).toBe(noStatus);
   });
 });
 

@@ -86,36 +86,47 @@ export function shapeOf(schema: SchemaNode): SchemaNode {
 }
 
 /**
- * The schema with only these fields of its status; the rest of status is accepted unread. Required
- * fields not kept are dropped from `required` too.
+ * The fields a reader reads, per top-level part of the object (`spec`, `status`); a part not named is
+ * checked whole.
  */
-export function withStatusFields(schema: SchemaNode, fields: readonly string[]): SchemaNode {
+export type FieldsRead = Readonly<Partial<Record<'spec' | 'status', readonly string[]>>>;
+
+/**
+ * The schema with only the named fields of each part named; the rest of such a part is accepted
+ * unread. Required fields not kept are dropped from `required` too.
+ */
+export function withFields(schema: SchemaNode, read: FieldsRead): SchemaNode {
   const properties = schema.properties;
-  const status = isNode(properties) ? properties.status : undefined;
-  if (!isNode(properties) || !isNode(status) || !isNode(status.properties)) return schema;
-  const statusProperties = status.properties;
-  const keep = fields.filter((f) => Object.hasOwn(statusProperties, f));
-  const narrowed: SchemaNode = {
-    ...status,
-    properties: Object.fromEntries(keep.map((f) => [f, statusProperties[f]])),
-  };
-  if (Array.isArray(status.required))
-    narrowed.required = (status.required as string[]).filter((f) => keep.includes(f));
-  return { ...schema, properties: { ...properties, status: narrowed } };
+  if (!isNode(properties)) return schema;
+  let narrowed: SchemaNode | undefined;
+  for (const [part, fields] of Object.entries(read)) {
+    const node = properties[part];
+    if (!isNode(node) || !isNode(node.properties) || !fields) continue;
+    const partProperties = node.properties;
+    const keep = fields.filter((f) => Object.hasOwn(partProperties, f));
+    const next: SchemaNode = {
+      ...node,
+      properties: Object.fromEntries(keep.map((f) => [f, partProperties[f]])),
+    };
+    if (Array.isArray(node.required))
+      next.required = (node.required as string[]).filter((f) => keep.includes(f));
+    narrowed = { ...(narrowed ?? properties), [part]: next };
+  }
+  return narrowed ? { ...schema, properties: narrowed } : schema;
 }
 
-/** A kind's validators by the status fields they check (undefined: all of status). */
-type ByStatusFields = Map<readonly string[] | undefined, ValidateFunction>;
+/** A kind's validators by the fields they check (undefined: all of the object). */
+type ByFieldsRead = Map<FieldsRead | undefined, ValidateFunction>;
 
-// Compiled on first use, per mode, kind and status fields (callers pass the same array each time, a
+// Compiled on first use, per mode, kind and fields read (callers pass the same object each time, a
 // module-level constant).
 const modes = {
   values: {
     ajv: makeAjv(true),
     derive: (s: SchemaNode) => s,
-    compiled: new WeakMap<object, ByStatusFields>(),
+    compiled: new WeakMap<object, ByFieldsRead>(),
   },
-  shape: { ajv: makeAjv(false), derive: shapeOf, compiled: new WeakMap<object, ByStatusFields>() },
+  shape: { ajv: makeAjv(false), derive: shapeOf, compiled: new WeakMap<object, ByFieldsRead>() },
 };
 
 export interface FieldError {
@@ -126,20 +137,16 @@ export interface FieldError {
 
 export type ValidationResult<T> = { ok: true; value: T } | { ok: false; errors: FieldError[] };
 
-function validatorFor(
-  def: KindDefinition,
-  values: boolean,
-  statusFields: readonly string[] | undefined,
-): ValidateFunction {
+function validatorFor(def: KindDefinition, values: boolean, read: FieldsRead | undefined): ValidateFunction {
   const mode = values ? modes.values : modes.shape;
   let byFields = mode.compiled.get(def.schema);
   if (!byFields)
-    mode.compiled.set(def.schema, (byFields = new Map<readonly string[] | undefined, ValidateFunction>()));
-  let fn = byFields.get(statusFields);
+    mode.compiled.set(def.schema, (byFields = new Map<FieldsRead | undefined, ValidateFunction>()));
+  let fn = byFields.get(read);
   if (!fn) {
     const schema = mode.derive(def.schema);
-    fn = mode.ajv.compile(statusFields ? withStatusFields(schema, statusFields) : schema);
-    byFields.set(statusFields, fn);
+    fn = mode.ajv.compile(read ? withFields(schema, read) : schema);
+    byFields.set(read, fn);
   }
   return fn;
 }
@@ -170,10 +177,10 @@ export interface ValidateOptions {
    */
   values?: boolean;
   /**
-   * Check only these fields of status (default: all of it), for a caller that reads no others: a
-   * change elsewhere in status, say in another project's version of the kind, must not stop it.
+   * Check only these fields of spec and status (default: all of the object), for a caller that reads
+   * no others: a change elsewhere, say in another project's version of the kind, must not stop it.
    */
-  statusFields?: readonly string[];
+  fields?: FieldsRead;
 }
 
 /** Validates an object against its kind's schema; errors name the field and what was expected. */
@@ -182,7 +189,7 @@ export function validateObject<D extends KindDefinition>(
   value: unknown,
   options: ValidateOptions = {},
 ): ValidationResult<ObjectOf<D>> {
-  const fn = validatorFor(def, options.values ?? true, options.statusFields);
+  const fn = validatorFor(def, options.values ?? true, options.fields);
   if (fn(value)) return { ok: true, value: value as ObjectOf<D> };
   const seen = new Set<string>();
   const errors: FieldError[] = [];

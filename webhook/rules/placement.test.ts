@@ -2,7 +2,7 @@ import { Codes } from '../codes.js';
 import { find, loadReview, loadWorld, request } from '../testdata/load.js';
 import { clone, ruleInput } from '../testdata/helpers.js';
 import type { Server } from '../../api/metal/v1alpha1/server.js';
-import { STATUS_READ } from '../review.js';
+import { FIELDS_READ } from '../review.js';
 import { placement } from './placement.js';
 
 describe('placement (WS1)', () => {
@@ -142,17 +142,20 @@ describe('placement (WS1)', () => {
     ).toBe(Codes.SERVER_UNCLAIMABLE);
   });
 
-  it('reads no field of the Server status but those the object check covers (STATUS_READ)', () => {
-    const read = new Set<string>();
-    /** The server with a status that records which of its fields are read. */
-    const recording = (server: Server): Server => ({
-      ...server,
-      status: new Proxy(server.status ?? {}, {
+  it('reads no field of the Server spec or status but those the object check covers (FIELDS_READ)', () => {
+    const read = { spec: new Set<string>(), status: new Set<string>() };
+    /** A part of the server that records which of its fields are read. */
+    const recorder = <T extends object>(part: T, into: Set<string>): T =>
+      new Proxy(part, {
         get(target, key, receiver) {
-          if (typeof key === 'string') read.add(key);
+          if (typeof key === 'string') into.add(key);
           return Reflect.get(target, key, receiver) as unknown;
         },
-      }),
+      });
+    const recording = (server: Server): Server => ({
+      ...server,
+      spec: recorder(server.spec, read.spec),
+      status: recorder(server.status ?? {}, read.status),
     });
     const world = loadWorld();
     for (const name of ['srv-free', 'srv-cordoned', 'srv-tainted', 'srv-maint', 'srv-claimed']) {
@@ -161,7 +164,9 @@ describe('placement (WS1)', () => {
       next.spec.serverClaimRef = { namespace: 'tenant-a', name: 'claim-other' };
       const legacy = clone(next);
       legacy.status = { state: 'Maintenance' };
-      for (const object of [next, legacy])
+      const legacyRef = clone(next);
+      legacyRef.spec.serverMaintenanceRef = { namespace: 'ops', name: 'old-style' };
+      for (const object of [next, legacy, legacyRef])
         placement(
           ruleInput(
             request({
@@ -174,7 +179,8 @@ describe('placement (WS1)', () => {
           ),
         );
     }
-    expect([...read].sort()).toEqual([...STATUS_READ.Server!].sort());
+    expect([...read.spec].sort()).toEqual([...FIELDS_READ.Server!.spec!].sort());
+    expect([...read.status].sort()).toEqual([...FIELDS_READ.Server!.status!].sort());
   });
 
   it('ignores deletes, other kinds, and subresources', () => {
