@@ -2,8 +2,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { compare, parsePerfReport } from './perf-diff.js';
 
-// Excerpts of real `perf report --stdio --sort dso,sym` output (headers, JIT rows with and without a
-// name, a kernel row).
+// Shaped like `perf report --stdio --sort dso,sym` output, with made-up figures: headers, JIT rows with
+// and without a name, a kernel row.
 const fixture = (name: string) => readFileSync(join(import.meta.dirname, 'testdata', name), 'utf8');
 
 describe('parsePerfReport', () => {
