@@ -49,7 +49,10 @@ export interface Difference {
 
 function perRequest(rows: readonly Sample[], cpuUs: number, keyOf: (s: Sample) => string) {
   const out = new Map<string, number>();
-  for (const s of rows) out.set(keyOf(s), (out.get(keyOf(s)) ?? 0) + (s.percent / 100) * cpuUs);
+  for (const s of rows) {
+    const key = keyOf(s);
+    out.set(key, (out.get(key) ?? 0) + (s.percent / 100) * cpuUs);
+  }
   return out;
 }
 

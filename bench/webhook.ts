@@ -827,10 +827,11 @@ interface BenchOptions {
   hold?: string;
 }
 
-/** What the full run needs from the setup: the two fleets, verified, and the serving certificate. */
+/** What the full run needs from the setup: the two fleets, verified, the one served, and the certificate. */
 interface RunSetup {
   small: Fleet;
   large: Fleet;
+  served: Fleet;
   policies: PolicyStore;
   tls: { key: Buffer; cert: Buffer };
   caPem: string;
@@ -841,7 +842,7 @@ interface RunSetup {
 /** Every measurement, then the report; the last line printed is the JSON summary. */
 async function fullRun(
   opts: BenchOptions,
-  { small, large, policies, tls, caPem, connections, buildMs }: RunSetup,
+  { small, large, served, policies, tls, caPem, connections, buildMs }: RunSetup,
 ) {
   const decisions = await decisionLatency([small, large], policies, 9, 3000);
   const cold = await decisionLatency([small, large], policies, 5, 600, coldCaches());
@@ -850,7 +851,6 @@ async function fullRun(
     (typeof decisions.perWorld)[0],
   ];
 
-  const served = opts.serve === 'small' ? small : large;
   const { webhook, limit, log, grant, urlOf } = await startServers(served, policies, tls);
   const requests = wireRequests(served);
   const bodyBytes = Math.round(requests.reduce((a, r) => a + r.body.length, 0) / requests.length);
@@ -1053,15 +1053,16 @@ if (!isLoadGenerator) {
     await verify(small, policies);
     await verify(large, policies);
 
+    const served = opts.serve === 'small' ? small : large;
     if (opts.hold) {
-      await hold(opts.hold, opts.serve === 'small' ? small : large, policies, tls, {
+      await hold(opts.hold, served, policies, tls, {
         ca: caPem,
         connections,
         concurrency: opts.concurrency,
         durationMs: opts.duration * 1000,
       });
     } else {
-      await fullRun(opts, { small, large, policies, tls, caPem, connections, buildMs });
+      await fullRun(opts, { small, large, served, policies, tls, caPem, connections, buildMs });
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
