@@ -58,6 +58,7 @@ import {
 } from '../webhook/server.js';
 import { perTurn } from '../webhook/per-turn.js';
 import { bufferedLogger } from '../webhook/log.js';
+import { DEFAULT_LOG_SAMPLING, parseLogSampling, type LogSampling } from '../webhook/log-sampling.js';
 
 // ------------------------------------------------------------------ load generator (child process)
 
@@ -757,8 +758,13 @@ async function ladderServer(level: number, deps: ReviewDeps, tls: { key: Buffer;
 // ------------------------------------------------------------------ the servers under test
 
 /** The webhook as deployed and the limit, listening on 127.0.0.1 with the same certificate. */
-async function startServers(served: Fleet, policies: PolicyStore, tls: { key: Buffer; cert: Buffer }) {
-  // The webhook's buffered info-level logger (denials are logged), into /dev/null.
+async function startServers(
+  served: Fleet,
+  policies: PolicyStore,
+  tls: { key: Buffer; cert: Buffer },
+  logSampling: LogSampling | false,
+) {
+  // The webhook's buffered info-level logger (denials are logged, sampled as in the binary), into /dev/null.
   const log = bufferedLogger('webhook', { level: 'info', dest: '/dev/null' });
   // One grantor over the served store, for the webhook and the ladder's steps alike.
   const grant = createGrantor(served.store);
@@ -769,6 +775,7 @@ async function startServers(served: Fleet, policies: PolicyStore, tls: { key: Bu
     isReady: () => true,
     logger: log.logger,
     tls,
+    logSampling,
   });
   await webhook.app.listen({ host: '127.0.0.1', port: 0 });
   const limit = bareServer(tls);
@@ -792,8 +799,9 @@ async function hold(
   policies: PolicyStore,
   tls: { key: Buffer; cert: Buffer },
   load: Pick<LoadJob, 'ca' | 'connections' | 'concurrency' | 'durationMs'>,
+  logSampling: LogSampling | false,
 ): Promise<void> {
-  const { webhook, limit, log, urlOf } = await startServers(served, policies, tls);
+  const { webhook, limit, log, urlOf } = await startServers(served, policies, tls, logSampling);
   const url = urlOf(side === 'webhook' ? webhook.app : limit);
   const requests = wireRequests(served);
   const gen = startGenerator();
@@ -825,6 +833,7 @@ interface BenchOptions {
   serve: string;
   ladder?: boolean;
   hold?: string;
+  logSampling: LogSampling | false;
 }
 
 /** What the full run needs from the setup: the two fleets, verified, the one served, and the certificate. */
@@ -851,7 +860,7 @@ async function fullRun(
     (typeof decisions.perWorld)[0],
   ];
 
-  const { webhook, limit, log, grant, urlOf } = await startServers(served, policies, tls);
+  const { webhook, limit, log, grant, urlOf } = await startServers(served, policies, tls, opts.logSampling);
   const requests = wireRequests(served);
   const bodyBytes = Math.round(requests.reduce((a, r) => a + r.body.length, 0) / requests.length);
   const job = (url: string, extra: Partial<LoadJob>): LoadJob => ({
@@ -1029,6 +1038,12 @@ if (!isLoadGenerator) {
       'after the warm-up, load only this server (webhook | limit) for --duration seconds, print its ' +
         'figures and stop: a window for a profiler outside the process (scripts/profile-webhook.sh)',
     )
+    .option(
+      '--log-sampling <initial:thereafter|off>',
+      "the webhook's denial lines, as the binary's flag (off: every line)",
+      parseLogSampling,
+      DEFAULT_LOG_SAMPLING,
+    )
     .parse()
     .opts<BenchOptions>();
   if (opts.hold !== undefined && opts.hold !== 'webhook' && opts.hold !== 'limit') {
@@ -1055,12 +1070,19 @@ if (!isLoadGenerator) {
 
     const served = opts.serve === 'small' ? small : large;
     if (opts.hold) {
-      await hold(opts.hold, served, policies, tls, {
-        ca: caPem,
-        connections,
-        concurrency: opts.concurrency,
-        durationMs: opts.duration * 1000,
-      });
+      await hold(
+        opts.hold,
+        served,
+        policies,
+        tls,
+        {
+          ca: caPem,
+          connections,
+          concurrency: opts.concurrency,
+          durationMs: opts.duration * 1000,
+        },
+        opts.logSampling,
+      );
     } else {
       await fullRun(opts, { small, large, served, policies, tls, caPem, connections, buildMs });
     }

@@ -34,6 +34,7 @@ import { PolicyStore } from '../lib/policy/store.js';
 import { ApiBudgetStore } from './api-budget-store.js';
 import { createGrantor, type AnyBudget, type BudgetRef } from './grants.js';
 import { InformerWorld, WORLD_INDEXERS, type WorldSources } from './informer-world.js';
+import type { LogSampling } from './log-sampling.js';
 import { createWebhookServer, type WebhookServer } from './server.js';
 import { CertReloader, type CertFiles } from './tls.js';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -52,6 +53,8 @@ export interface WebhookAppOptions {
   /** How long to keep serving after SIGTERM while readiness already fails. */
   shutdownDelayMs?: number;
   syncTimeoutMs?: number;
+  /** Denial lines' sampling (server.ts; default 100:100); false: every line. */
+  logSampling?: LogSampling | false;
 }
 
 /** The informers the WorldView reads, each with the indexes it needs, from a Manager. */
@@ -143,6 +146,7 @@ export class WebhookApp {
       registry: this.manager.registry,
       tls,
       policyConfigMap: this.#o.policy,
+      ...(this.#o.logSampling !== undefined ? { logSampling: this.#o.logSampling } : {}),
     });
     server.watchCertificates(reloader);
     if (this.#stopping) return;

@@ -6,15 +6,17 @@
 // AdmissionReview), --cert-dir with --cert-name/--key-name (re-read every --cert-poll-interval seconds),
 // --policy-namespace, --policy-name, --policy-key, --policy-when-missing (defaults | none), --ops-host,
 // --ops-port (plain HTTP: /healthz, /readyz, /metrics; -1: none), --shutdown-delay (seconds of serving after
-// SIGTERM while not ready), --sync-timeout, --log-level. SIGTERM/SIGINT stop gracefully.
+// SIGTERM while not ready), --sync-timeout, --log-level, --log-sampling (denial lines per rule and code
+// and second: the first INITIAL, then every THEREAFTER-th; `off`: all). SIGTERM/SIGINT stop gracefully.
 import { join } from 'node:path';
-import { Command, Option } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { KubeClient } from '../lib/kube/client.js';
 import { runUntilSignal } from '../lib/kube/lifecycle.js';
 import { errorMessage } from '../lib/errors.js';
 import { POLICY_CONFIGMAP } from '../policies/schema.js';
 import { WebhookApp } from './app.js';
 import { bufferedLogger } from './log.js';
+import { DEFAULT_LOG_SAMPLING, parseLogSampling, type LogSampling } from './log-sampling.js';
 
 interface Flags {
   kubeconfig?: string;
@@ -34,24 +36,33 @@ interface Flags {
   shutdownDelay: number;
   syncTimeout: number;
   logLevel: string;
+  logSampling: LogSampling | false;
 }
 
-const int = (what: string, min: number) => (v: string) => {
+// commander reports an InvalidArgumentError as a usage error naming the flag (exit 1, no stack trace).
+const int = (min: number) => (v: string) => {
   const n = Number(v);
-  if (!Number.isInteger(n) || n < min) throw new Error(`${what}: expected an integer >= ${min}, got ${v}`);
+  if (!Number.isInteger(n) || n < min) throw new InvalidArgumentError(`expected an integer >= ${min}`);
   return n;
 };
-const seconds = (what: string) => (v: string) => {
+const seconds = (v: string) => {
   const n = Number(v);
-  if (!Number.isFinite(n) || n < 0) throw new Error(`${what}: expected seconds >= 0, got ${v}`);
+  if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected seconds >= 0');
   return n * 1000;
+};
+const logSampling = (v: string) => {
+  try {
+    return parseLogSampling(v);
+  } catch (e) {
+    throw new InvalidArgumentError(errorMessage(e));
+  }
 };
 
 const flags = new Command('webhook')
   .description('metal-maintenance admission webhook')
   .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, ~/.kube/config, then in-cluster)')
   .option('--host <addr>', 'address the HTTPS port binds', '0.0.0.0')
-  .option('--port <port>', 'HTTPS port for AdmissionReviews (0 = any)', int('--port', 0), 9443)
+  .option('--port <port>', 'HTTPS port for AdmissionReviews (0 = any)', int(0), 9443)
   .option('--cert-dir <dir>', 'directory of the serving certificate', '/tmp/k8s-webhook-server/serving-certs')
   .option('--cert-name <file>', 'certificate file in --cert-dir', 'tls.crt')
   .option('--key-name <file>', 'private key file in --cert-dir', 'tls.key')
@@ -62,7 +73,7 @@ const flags = new Command('webhook')
   )
   .addOption(
     new Option('--cert-poll-interval <s>', 'seconds between certificate re-reads')
-      .argParser(seconds('--cert-poll-interval'))
+      .argParser(seconds)
       .default(30_000),
   )
   .option('--policy-namespace <ns>', 'namespace of the policy ConfigMap', POLICY_CONFIGMAP.namespace)
@@ -74,23 +85,27 @@ const flags = new Command('webhook')
       .default('defaults'),
   )
   .option('--ops-host <addr>', 'address the ops port binds', '0.0.0.0')
-  .option(
-    '--ops-port <port>',
-    'ops port: /healthz, /readyz, /metrics (0 = any, -1 = none)',
-    int('--ops-port', -1),
-    8081,
-  )
+  .option('--ops-port <port>', 'ops port: /healthz, /readyz, /metrics (0 = any, -1 = none)', int(-1), 8081)
   .addOption(
     new Option('--shutdown-delay <s>', 'seconds to keep serving after SIGTERM while not ready')
-      .argParser(seconds('--shutdown-delay'))
+      .argParser(seconds)
       .default(0),
   )
   .addOption(
     new Option('--sync-timeout <s>', 'seconds to wait for the caches to sync')
-      .argParser(seconds('--sync-timeout'))
+      .argParser(seconds)
       .default(120_000),
   )
   .option('--log-level <level>', 'log level', process.env.LOG_LEVEL ?? 'info')
+  .addOption(
+    new Option(
+      '--log-sampling <initial:thereafter|off>',
+      'denial lines per rule and code each second: the first INITIAL, then every THEREAFTER-th ' +
+        '(the rest are counted in metal_webhook_review_lines_unlogged_total); off: every line',
+    )
+      .argParser(logSampling)
+      .default(DEFAULT_LOG_SAMPLING, `${DEFAULT_LOG_SAMPLING.initial}:${DEFAULT_LOG_SAMPLING.thereafter}`),
+  )
   .parse()
   .opts<Flags>();
 
@@ -115,6 +130,7 @@ const app = new WebhookApp({
   ...(flags.opsPort >= 0 ? { ops: { host: flags.opsHost, port: flags.opsPort } } : {}),
   shutdownDelayMs: flags.shutdownDelay,
   syncTimeoutMs: flags.syncTimeout,
+  logSampling: flags.logSampling,
 });
 // The last lines of a stopping process must reach stdout: flush synchronously after stop.
 runUntilSignal(

@@ -20,10 +20,13 @@ export type DecisionResult = 'allowed' | 'denied' | 'error';
 export interface RouteMetrics {
   decided(result: DecisionResult, code: string, seconds: number): void;
   granted(granted: boolean, dryRun: boolean): void;
+  /** A denial's log line left out by sampling. */
+  unlogged(code: string): void;
 }
 
 export interface WebhookMetrics {
   decisions: Counter<'type' | 'rule' | 'result' | 'code'>;
+  unloggedLines: Counter<'type' | 'rule' | 'code'>;
   duration: RouteHistogram;
   grantConflicts: Counter;
   grantRetries: Counter;
@@ -43,6 +46,7 @@ class RouteTally implements RouteMetrics {
   sum = 0;
   /** [granted][dryRun] as 0/1. */
   readonly grants = [0, 0, 0, 0];
+  readonly unloggedByCode = new Map<string, number>();
 
   constructor(
     readonly type: string,
@@ -61,6 +65,10 @@ class RouteTally implements RouteMetrics {
 
   granted(granted: boolean, dryRun: boolean): void {
     this.grants[(granted ? 2 : 0) + (dryRun ? 1 : 0)]!++;
+  }
+
+  unlogged(code: string): void {
+    this.unloggedByCode.set(code, (this.unloggedByCode.get(code) ?? 0) + 1);
   }
 }
 
@@ -127,6 +135,22 @@ export function createMetrics(registry: Registry): WebhookMetrics {
               this.inc({ type: r.type, rule: r.rule, result, code }, counts[result]);
               counts[result] = 0;
             }
+      },
+    }),
+    unloggedLines: new Counter({
+      name: 'metal_webhook_review_lines_unlogged_total',
+      help:
+        'Denial log lines left out by sampling (--log-sampling), by review type, rule and code. Every ' +
+        'denial is still counted in metal_webhook_decisions_total.',
+      labelNames: ['type', 'rule', 'code'],
+      registers,
+      collect() {
+        for (const r of routes)
+          for (const [code, n] of r.unloggedByCode) {
+            if (n === 0) continue;
+            this.inc({ type: r.type, rule: r.rule, code }, n);
+            r.unloggedByCode.set(code, 0);
+          }
       },
     }),
     duration: new RouteHistogram(

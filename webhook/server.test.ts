@@ -346,6 +346,37 @@ describe('webhook server: health, readiness, logs', () => {
     expect(all).not.toContain('ignore');
     expect(all).not.toContain('grants:');
   });
+
+  it('samples denial lines per rule and code, says how many it left out, and counts them', async () => {
+    const { app, lines } = setup({ logSampling: { initial: 1, thereafter: 3 } });
+    const cordoned = loadReview('claim-set-serverref-cordoned');
+    for (let i = 0; i < 5; i++) await post(app, '/validate/placement', cordoned);
+    // Another code on the same rule has its own window.
+    const tainted = structuredClone(cordoned);
+    (tainted.request.object as { spec: { serverRef: { name: string } } }).spec.serverRef.name = 'srv-tainted';
+    await post(app, '/validate/placement', tainted);
+    const denials = lines.filter((l) => l.rule === 'placement' && l.allowed === false);
+    // Lines 1 and 4 of the cordoned server's; the tainted one's first.
+    expect(denials.map((l) => [l.code, l.unlogged])).toEqual([
+      [Codes.SERVER_UNCLAIMABLE, undefined],
+      [Codes.SERVER_UNCLAIMABLE, 2],
+      [Codes.SERVER_TAINTED, undefined],
+    ]);
+    const metrics = (await app.inject({ method: 'GET', url: '/metrics' })).body;
+    expect(metrics).toContain(
+      `metal_webhook_review_lines_unlogged_total{type="validate",rule="placement",code="${Codes.SERVER_UNCLAIMABLE}"} 3`,
+    );
+    expect(metrics).toContain(
+      `metal_webhook_decisions_total{type="validate",rule="placement",result="denied",code="${Codes.SERVER_UNCLAIMABLE}"} 5`,
+    );
+  });
+
+  it('writes every denial line with sampling off', async () => {
+    const { app, lines } = setup({ logSampling: false });
+    for (let i = 0; i < 150; i++)
+      await post(app, '/validate/placement', loadReview('claim-set-serverref-cordoned'));
+    expect(lines.filter((l) => l.code === Codes.SERVER_UNCLAIMABLE)).toHaveLength(150);
+  });
 });
 
 /** The answer to a review refused as malformed (422), with a cause naming `field`. */

@@ -29,6 +29,13 @@ import type { Decision } from './decision.js';
 import type { GrantFunction } from './grants.js';
 import { createMetrics, type RouteMetrics, type WebhookMetrics } from './metrics.js';
 import { reviewLogger } from './log.js';
+import {
+  DEFAULT_LOG_SAMPLING,
+  EVERY_LINE,
+  lineSampler,
+  type LineSampler,
+  type LogSampling,
+} from './log-sampling.js';
 import { perTurn } from './per-turn.js';
 import { decide, RULES, type ReviewDeps, type ReviewOutcome, type ReviewType } from './review.js';
 import type { PolicyConfigMapRef } from './rules/common.js';
@@ -53,6 +60,8 @@ export interface WebhookServerOptions {
   policyConfigMap?: PolicyConfigMapRef;
   /** Above the API server's idle timeout, so it reuses connections (Pepr uses 90 s). */
   keepAliveTimeoutMs?: number;
+  /** Denial lines sampled per route and code (log-sampling.ts; default 100:100); false: every line. */
+  logSampling?: LogSampling | false;
 }
 
 export interface WebhookServer {
@@ -80,7 +89,7 @@ function logMessage(decision: Decision): string {
 }
 
 /** The fields of a review's log line; type and rule are bound on the route's logger. */
-function reviewLine(admission: AdmissionRequest, decision: Decision, seconds: number) {
+function reviewLine(admission: AdmissionRequest, decision: Decision, seconds: number, unlogged: number) {
   // Field names only when a cause names one (most denials name none: leave the key out).
   const fields = decision.causes?.flatMap((c) => (c.field ? [c.field] : []));
   return {
@@ -97,6 +106,8 @@ function reviewLine(admission: AdmissionRequest, decision: Decision, seconds: nu
     fields: fields && fields.length > 0 ? fields : undefined,
     retryAfterSeconds: decision.retryAfterSeconds,
     ms: Math.round(seconds * 1000),
+    // Denials of this route and code since its previous line that sampling left out.
+    unlogged: unlogged > 0 ? unlogged : undefined,
   };
 }
 
@@ -154,11 +165,12 @@ export function parseJsonBody(body: string): unknown {
   return secureJson.parse(body, undefined, { protoAction: 'error', constructorAction: 'error' });
 }
 
-/** A rule's route: its log line's bindings and its counters. */
+/** A rule's route: its log line's bindings, its denial lines' sampler and its counters. */
 interface Route {
   type: ReviewType;
   rule: string;
   log: Logger;
+  sample: LineSampler;
   counts: RouteMetrics;
 }
 
@@ -222,7 +234,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
   const reviewLog = reviewLogger(logger);
 
   const answer = (
-    { route: { log, counts }, started, reply }: PendingReview,
+    { route: { log, sample, counts }, started, reply }: PendingReview,
     admission: AdmissionRequest,
     { decision, grant, audit }: ReviewOutcome,
   ) => {
@@ -235,9 +247,14 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       if (grant.retries > 0) metrics.grantRetries.inc(grant.retries);
     }
     // Names and codes only: never object bodies (they may hold secrets) nor patches. Admissions log at
-    // debug: skip building the line when that level is off (most reviews are admissions).
+    // debug: skip building the line when that level is off (most reviews are admissions). Denials are
+    // sampled per code; at debug, every admission is written.
     const level = decision.allowed ? 'debug' : 'info';
-    if (log.isLevelEnabled(level)) log[level](reviewLine(admission, decision, seconds), logMessage(decision));
+    if (log.isLevelEnabled(level)) {
+      const unlogged = decision.allowed ? 0 : sample(decision.code);
+      if (unlogged === undefined) counts.unlogged(decision.code);
+      else log[level](reviewLine(admission, decision, seconds, unlogged), logMessage(decision));
+    }
     return reply.code(200).send(toAdmissionResponse(admission.uid, decision, audit));
   };
 
@@ -290,12 +307,15 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
     }
   });
 
+  const sampling = options.logSampling ?? DEFAULT_LOG_SAMPLING;
   const handlerFor = (type: ReviewType, rule: string) => {
     // type and rule bound once per route: pino serialises a child's bindings when it is created.
     const route: Route = {
       type,
       rule,
       log: reviewLog.child({ type, rule }),
+      // On the decisions' clock: tests fix it, so their windows do not move.
+      sample: sampling ? lineSampler(sampling, () => clock().getTime()) : EVERY_LINE,
       counts: metrics.route(type, rule),
     };
     // Returns nothing: a returned reply is a thenable, and fastify would wait on it with end-of-stream
