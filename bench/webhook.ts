@@ -4,7 +4,8 @@
 //
 // Two HTTPS servers with the same certificate in this process: the webhook (createWebhookServer over an
 // InformerWorld holding 10,000 Servers and 10,000 ServerClaims, a MemoryBudgetStore whose first look
-// at a budget is the informer's copy as in the binary, the default policy, an info-level logger) and a
+// at a budget is the informer's copy as in the binary, the default policy, an info-level logger whose
+// denial lines are sampled as the binary's are, `--log-sampling` to change that) and a
 // bare fastify endpoint answering a fixed "allowed" AdmissionReview (the limit: TLS, HTTP and JSON
 // parsing, no decision). A load generator (undici, in its own process) sends
 // realistic AdmissionReviews in equal shares: placement allow (bind a claim to a free Server), placement
@@ -944,6 +945,10 @@ async function fullRun(
   );
   out(
     `workload: placement allow / placement deny / eviction dry-run in equal shares, ~${bodyBytes} B per review`,
+  );
+  const sampling = opts.logSampling;
+  out(
+    `webhook log: info, denial lines ${sampling ? `sampled ${sampling.initial}:${sampling.thereafter} per rule and code a second, as the binary's default` : 'all written (--log-sampling off)'}`,
   );
   out(
     `throughput (closed loop, ${opts.concurrency} in flight over ${connections} TLS connections, ${opts.rounds} paired rounds of ${opts.duration}s; median round):`,
