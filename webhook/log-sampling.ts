@@ -5,6 +5,7 @@
 // counts, on writing the same line thousands of times a second. Every denial still reaches its caller,
 // the decision counters and the API server's audit log; the line written next says how many of its key
 // went unlogged (docs/webhook.md, "Logs").
+import { InvalidArgumentError } from 'commander';
 
 export interface LogSampling {
   /** Lines of a key written in full in each window. */
@@ -55,14 +56,17 @@ export function lineSampler(
 /** A sampler that writes every line. */
 export const EVERY_LINE: LineSampler = () => 0;
 
-/** `--log-sampling`'s value: `INITIAL:THEREAFTER` (both integers ≥ 1), or `off` for every line. */
+/**
+ * `--log-sampling`'s value: `INITIAL:THEREAFTER` (both integers ≥ 1), or `off` for every line. Throws
+ * commander's InvalidArgumentError, which commander reports as a usage error naming the flag.
+ */
 export function parseLogSampling(text: string): LogSampling | false {
   if (text === 'off') return false;
   const m = /^(\d+):(\d+)$/.exec(text);
   const initial = m ? Number(m[1]) : Number.NaN;
   const thereafter = m ? Number(m[2]) : Number.NaN;
   if (!(initial >= 1 && thereafter >= 1 && Number.isSafeInteger(initial) && Number.isSafeInteger(thereafter)))
-    throw new Error(
+    throw new InvalidArgumentError(
       `expected INITIAL:THEREAFTER with integers >= 1 (e.g. 100:100: per rule and ` +
         `denial code, the first 100 lines a second, then every 100th) or "off", got ${JSON.stringify(text)}`,
     );

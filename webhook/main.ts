@@ -50,13 +50,6 @@ const seconds = (v: string) => {
   if (!Number.isFinite(n) || n < 0) throw new InvalidArgumentError('expected seconds >= 0');
   return n * 1000;
 };
-const logSampling = (v: string) => {
-  try {
-    return parseLogSampling(v);
-  } catch (e) {
-    throw new InvalidArgumentError(errorMessage(e));
-  }
-};
 
 const flags = new Command('webhook')
   .description('metal-maintenance admission webhook')
@@ -103,7 +96,7 @@ const flags = new Command('webhook')
       'denial lines per rule and code each second: the first INITIAL, then every THEREAFTER-th ' +
         '(the rest are counted in metal_webhook_review_lines_unlogged_total); off: every line',
     )
-      .argParser(logSampling)
+      .argParser(parseLogSampling)
       .default(DEFAULT_LOG_SAMPLING, `${DEFAULT_LOG_SAMPLING.initial}:${DEFAULT_LOG_SAMPLING.thereafter}`),
   )
   .parse()
