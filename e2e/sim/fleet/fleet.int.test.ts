@@ -246,11 +246,16 @@ describe('fleet simulator (in-process, as the fleet-simulator ServiceAccount)', 
     const started = Date.now();
     await ready('short');
     await ready('forever');
-    await waitFor('short deleted', async () => (await maintenances().find('short', ns)) === undefined, {
-      timeoutMs: 15_000,
-    });
+    // The simulator records a hold once its delete call returns, which can be after this test's own GET
+    // already finds the object gone: wait for both.
+    const recorded = () => sim.holds.find((h) => h.key === `${ns}/short`);
+    await waitFor(
+      'short deleted and its hold recorded',
+      async () => (await maintenances().find('short', ns)) === undefined && recorded() !== undefined,
+      { timeoutMs: 15_000 },
+    );
     expect(Date.now() - started).toBeGreaterThanOrEqual(1500);
-    const record = sim.holds.find((h) => h.key === `${ns}/short`);
+    const record = recorded();
     expect(record && record.deletedAt - record.startedAt).toBeGreaterThanOrEqual(1500);
     expect(record?.server).toBe(sname('d'));
     await new Promise((r) => setTimeout(r, 1000));
