@@ -796,14 +796,12 @@ async function startServers(
  */
 async function hold(
   side: 'webhook' | 'limit',
-  served: Fleet,
-  policies: PolicyStore,
-  tls: { key: Buffer; cert: Buffer },
-  load: Pick<LoadJob, 'ca' | 'connections' | 'concurrency' | 'durationMs'>,
-  logSampling: LogSampling | false,
+  opts: BenchOptions,
+  { served, policies, tls, caPem, connections }: RunSetup,
 ): Promise<void> {
-  const { webhook, limit, log, urlOf } = await startServers(served, policies, tls, logSampling);
+  const { webhook, limit, log, urlOf } = await startServers(served, policies, tls, opts.logSampling);
   const url = urlOf(side === 'webhook' ? webhook.app : limit);
+  const load = { ca: caPem, connections, concurrency: opts.concurrency, durationMs: opts.duration * 1000 };
   const requests = wireRequests(served);
   const gen = startGenerator();
   try {
@@ -837,7 +835,7 @@ interface BenchOptions {
   logSampling: LogSampling | false;
 }
 
-/** What the full run needs from the setup: the two fleets, verified, the one served, and the certificate. */
+/** What a run needs from the setup: the two fleets, verified, the one served, and the certificate. */
 interface RunSetup {
   small: Fleet;
   large: Fleet;
@@ -1074,23 +1072,9 @@ if (!isLoadGenerator) {
     await verify(large, policies);
 
     const served = opts.serve === 'small' ? small : large;
-    if (opts.hold) {
-      await hold(
-        opts.hold,
-        served,
-        policies,
-        tls,
-        {
-          ca: caPem,
-          connections,
-          concurrency: opts.concurrency,
-          durationMs: opts.duration * 1000,
-        },
-        opts.logSampling,
-      );
-    } else {
-      await fullRun(opts, { small, large, served, policies, tls, caPem, connections, buildMs });
-    }
+    const setup: RunSetup = { small, large, served, policies, tls, caPem, connections, buildMs };
+    if (opts.hold) await hold(opts.hold, opts, setup);
+    else await fullRun(opts, setup);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
