@@ -3,7 +3,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { renderCRDs } from './render.js';
+import { portableYAML, renderCRDs } from './render.js';
 import { ALL_KINDS } from './registry.js';
 import { toCRD } from './schema/crd.js';
 import { structuralProblems } from './testdata/structural.js';
@@ -21,6 +21,21 @@ describe('manifests/crds', () => {
     for (const [file, text] of wanted) {
       expect({ file, text: readFileSync(join(dir, file), 'utf8') }).toEqual({ file, text });
     }
+  });
+
+  // kubectl apply -f, PyYAML and Helm read YAML 1.1, where a plain On/Off/yes/y is a boolean:
+  // an unquoted `enum: [On, Off]` became `enum: [true, false]` in the API server and refused every
+  // `power: On`. Every generated file must mean the same to a 1.1 reader as to a 1.2 reader.
+  it.each([...wanted.keys()])('%s reads the same under YAML 1.1 and 1.2', (file) => {
+    const text = wanted.get(file)!;
+    expect(parse(text, { version: '1.1' })).toEqual(parse(text, { version: '1.2' }));
+  });
+
+  it('quotes every string a YAML 1.1 reader would retype', () => {
+    const retyped = ['On', 'Off', 'yes', 'No', 'y', 'N', '0777', '1:20', '1_000', '~', 'null', '.inf'];
+    const text = portableYAML({ enum: retyped });
+    expect(parse(text, { version: '1.1' })).toEqual({ enum: retyped });
+    for (const s of retyped) expect(text).toContain(`"${s}"`);
   });
 
   it('has one CRD per registered kind, with unique names and short names', () => {
