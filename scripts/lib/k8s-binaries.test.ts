@@ -47,6 +47,7 @@ function fakeBinaries(dir: string, names: string[]): void {
 
 const k8s = defaults('k8s-module.sh', 'k8s-binaries.sh');
 const tools = defaults('k8s-module.sh', 'k8s-tools.sh');
+const kwok = defaults('kwok.sh');
 
 // Each resolver, where a complete cache of it would be, and what it holds.
 const resolvers = [
@@ -61,6 +62,12 @@ const resolvers = [
     cacheDir: `k8s-tools-${tools.K8S_VERSION}-r${tools.RECIPE}`,
     binaries: ['kubectl', 'kube-controller-manager', 'kube-scheduler'],
     missingGo: [/MISSING TOOL/, /Install Go/],
+  },
+  {
+    script: 'kwok.sh',
+    cacheDir: `kwok-${kwok.VERSION}-r${kwok.RECIPE}`,
+    binaries: ['kwok'],
+    missingGo: [/MISSING TOOL/, /Install Go >= 1\.26/],
   },
 ];
 
