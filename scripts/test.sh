@@ -6,9 +6,8 @@
 #   scripts/test.sh --quick   the same without the soak scripts
 #
 # Test infrastructure (kube-apiserver, etcd, sushy-tools, metal-operator's Redfish mock and its
-# manager) is built
-# or installed from the package registries into ~/.cache/metal-maintenance (never into git) and
-# reused when warm. Results: .tmp/results/*.json; the last line is "N passed, N failed".
+# manager) is built or installed from the package registries into ~/.cache/metal-maintenance (never
+# into git) and reused when warm. Results: .tmp/results/*.json; the last line is "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT="$PWD"
