@@ -8,27 +8,11 @@
 // the command's stdout and stderr go to this process's stderr.
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
-import { inSocket, outSocket, type AgentConfig } from './netns-protocol.js';
+import { createConnection, createServer, type Server } from 'node:net';
+import { inSocket, listen, outSocket, pipe, type AgentConfig } from './netns-protocol.js';
 
 const config = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as AgentConfig;
 const say = (msg: Record<string, unknown>) => process.stdout.write(`${JSON.stringify(msg)}\n`);
-
-function pipe(a: Socket, b: Socket): void {
-  a.pipe(b);
-  b.pipe(a);
-  a.on('error', () => b.destroy());
-  b.on('error', () => a.destroy());
-  a.on('close', () => b.destroy());
-  b.on('close', () => a.destroy());
-}
-
-function listen(server: Server, ...args: [number, string] | [string]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(...(args as [number, string]), () => resolve());
-  });
-}
 
 const servers: Server[] = [];
 // Host port P is 127.0.0.1:P in here too, so addresses (a kubeconfig, a BMC) need no rewriting.

@@ -1,5 +1,6 @@
-// What netns.ts (host side) and netns-agent.ts (inside the namespace) agree on: the config file and
-// where each bridged port's Unix socket lives.
+// What netns.ts (host side) and netns-agent.ts (inside the namespace) share: the config file, where
+// each bridged port's Unix socket lives, and how a bridge joins two sockets.
+import type { Server, Socket } from 'node:net';
 import { join } from 'node:path';
 
 export interface AgentConfig {
@@ -16,3 +17,21 @@ export interface AgentConfig {
 
 export const inSocket = (dir: string, port: number) => join(dir, `in-${port}.sock`);
 export const outSocket = (dir: string, port: number) => join(dir, `out-${port}.sock`);
+
+/** Joins two sockets both ways; either side closing or failing closes the other. */
+export function pipe(a: Socket, b: Socket): void {
+  a.pipe(b);
+  b.pipe(a);
+  a.on('error', () => b.destroy());
+  b.on('error', () => a.destroy());
+  a.on('close', () => b.destroy());
+  b.on('close', () => a.destroy());
+}
+
+/** Listens on a TCP port of an address, or on a Unix socket path. */
+export function listen(server: Server, ...args: [number, string] | [string]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(...(args as [number, string]), () => resolve());
+  });
+}

@@ -12,12 +12,12 @@
 // iproute2 `ip`; fails saying so when either is missing.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createConnection, createServer, type Server, type Socket } from 'node:net';
+import { createConnection, createServer, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { REPO_ROOT } from './process.js';
-import { inSocket, outSocket, type AgentConfig } from './netns-protocol.js';
+import { inSocket, listen, outSocket, pipe, type AgentConfig } from './netns-protocol.js';
 
 export interface NetnsSpec {
   name: string;
@@ -48,22 +48,6 @@ function requireTool(tool: string, pkg: string): void {
   } catch {
     throw new Error(`MISSING TOOL: '${tool}' not found; install ${pkg} (apt-get install ${pkg})`);
   }
-}
-
-function pipe(a: Socket, b: Socket): void {
-  a.pipe(b);
-  b.pipe(a);
-  a.on('error', () => b.destroy());
-  b.on('error', () => a.destroy());
-  a.on('close', () => b.destroy());
-  b.on('close', () => a.destroy());
-}
-
-function listen(server: Server, ...args: [number, string] | [string]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(...(args as [number, string]), () => resolve());
-  });
 }
 
 // Agents and the programs in them, killed when the test process exits, whatever happened to the tests.
