@@ -35,5 +35,20 @@ export default {
       globalSetup: '<rootDir>/e2e/harness/jest-global-setup.mjs',
       globalTeardown: '<rootDir>/e2e/harness/jest-global-teardown.mjs',
     },
+    // Tests of behaviour that does not hold yet (each says which fix it waits for). Not in the default
+    // run: `METAL_TEST_PENDING=1 npx jest --selectProjects pending`; a file joins `integration`
+    // (renamed to .e2e.test.ts) with its fix.
+    ...(process.env.METAL_TEST_PENDING
+      ? [
+          {
+            ...common,
+            displayName: 'pending',
+            testMatch: ['<rootDir>/**/*.pending.e2e.ts'],
+            testPathIgnorePatterns: ['/node_modules/', '/dist/'],
+            globalSetup: '<rootDir>/e2e/harness/jest-global-setup.mjs',
+            globalTeardown: '<rootDir>/e2e/harness/jest-global-teardown.mjs',
+          },
+        ]
+      : []),
   ],
 };

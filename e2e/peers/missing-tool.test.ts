@@ -29,6 +29,13 @@ describe('peer preparation', () => {
     );
   });
 
+  it("metal-operator's manager: a missing Go toolchain says what to install", async () => {
+    const env = { ...process.env, METAL_CACHE_DIR: emptyCache(), PATH: '/usr/bin:/bin' };
+    await expect(preparePeer('metal-operator.sh', env)).rejects.toThrow(
+      /MISSING TOOL: no Go toolchain[\s\S]*Install Go >= 1\.26/,
+    );
+  });
+
   it('reuses a warm cache without rebuilding', async () => {
     const first = await preparePeer('sushy-tools.sh');
     const started = Date.now();

@@ -9,45 +9,25 @@
 # warm cache is reused. Prints the directory holding `metal-mock` on stdout.
 set -euo pipefail
 
-VERSION="${METAL_MOCK_VERSION:-v0.7.0}"
-CACHE_ROOT="${METAL_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/metal-maintenance}"
+source "$(dirname "${BASH_SOURCE[0]}")/metal-operator-common.sh"
 # Bump RECIPE when the launcher or the build changes, so old caches are not reused.
 RECIPE=1
-DEST="$CACHE_ROOT/metal-mock-${VERSION}-r${RECIPE}"
+DEST="$CACHE_ROOT/metal-mock-${MO_VERSION}-r${RECIPE}"
 
 log() { printf '[metal-mock] %s\n' "$*" >&2; }
 
-if [[ -f "$DEST/.complete" && -x "$DEST/metal-mock" ]]; then
-  printf '%s\n' "$DEST"
-  exit 0
-fi
-
-if ! command -v go >/dev/null 2>&1; then
-  log "MISSING TOOL: no Go toolchain; metal-operator's mock is built from the Go module proxy."
-  log "Install Go >= 1.26 (https://go.dev/doc/install, or 'apt-get install golang-go' if recent enough)."
-  exit 1
-fi
-
-mkdir -p "$CACHE_ROOT"
-exec 9>"$CACHE_ROOT/.metal-mock-build.lock"
-flock 9
-if [[ -f "$DEST/.complete" ]]; then
-  printf '%s\n' "$DEST"
-  exit 0
-fi
-
-WORK="$(mktemp -d "$CACHE_ROOT/.metal-mock-build-XXXXXX")"
-trap 'rm -rf "$WORK"' EXIT
-log "building metal-operator $VERSION bmc/mock/server into $DEST"
-mkdir -p "$WORK/src" "$WORK/out"
-cat >"$WORK/src/go.mod" <<GOMOD
+build_mock() {
+  local out="$1"
+  log "building metal-operator $MO_VERSION bmc/mock/server into $DEST"
+  mkdir -p "$WORK/src"
+  cat >"$WORK/src/go.mod" <<GOMOD
 module metal-maintenance.invalid/peers/metalmock
 
 go 1.26
 
-require github.com/ironcore-dev/metal-operator $VERSION
+require $MO_MODULE $MO_VERSION
 GOMOD
-cat >"$WORK/src/main.go" <<'GO'
+  cat >"$WORK/src/main.go" <<'GO'
 // Launcher for metal-operator's Redfish mock in metal-maintenance's conformance tests.
 package main
 
@@ -96,13 +76,8 @@ func main() {
 	}
 }
 GO
+  (cd "$WORK/src" && GOFLAGS="$GOFLAGS -mod=mod" go mod tidy >&2 &&
+    GOFLAGS="$GOFLAGS -mod=mod" go build -trimpath -ldflags "-s -w" -o "$out/metal-mock" . >&2)
+}
 
-export GOFLAGS="${GOFLAGS:--buildvcs=false} -mod=mod"
-export CGO_ENABLED=0
-(cd "$WORK/src" && go mod tidy >&2 && go build -trimpath -ldflags "-s -w" -o "$WORK/out/metal-mock" . >&2)
-printf '%s\n' "$VERSION" >"$WORK/out/VERSION"
-touch "$WORK/out/.complete"
-rm -rf "$DEST"
-mv "$WORK/out" "$DEST"
-log "built $DEST/metal-mock"
-printf '%s\n' "$DEST"
+mo_cached_or_build metal-mock "$DEST" build_mock

@@ -45,7 +45,7 @@ export const CONTROLLERS: readonly ControllerName[] = [
   'approval-controller',
   'budget-controller',
 ];
-const ENTRY: Record<ControllerName, string> = {
+export const ENTRY: Record<ControllerName, string> = {
   'maintenance-controller': 'controllers/maintenance/main.ts',
   'approval-controller': 'controllers/approval/main.ts',
   'budget-controller': 'controllers/budget/main.ts',

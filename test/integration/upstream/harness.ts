@@ -1,0 +1,172 @@
+// The upstream suite's world: a control plane of its own (metal-operator's manager reconciles every
+// Server and ServerClaim in the cluster, so the shared one's leftovers from other files would be
+// bound and changed), our CRDs, our webhook and lifecycle controllers as processes (as in
+// test/integration/lifecycle), upstream's real manager (e2e/peers/metal-operator.ts) with one Redfish
+// mock per machine, and the boot stand-ins (boot-operator, metalprobe) that let discovery finish.
+//
+//   const up = await startUpstream({ machines: 6, labels: (i) => ({ pool: i < 3 ? 'a' : 'b' }) });
+//   await up.waitAvailable();
+//   ...
+//   await up.stop();
+import { stringify } from 'yaml';
+import type { Server } from '../../../api/metal/v1alpha1/server.js';
+import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
+import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
+import type { KubeObject } from '../../../api/schema/meta.js';
+import { KubeClient, type ResourceClient } from '../../../lib/kube/client.js';
+import { Core } from '../../../lib/kube/resources.js';
+import { POLICY_CONFIGMAP } from '../../../policies/schema.js';
+import { controlPlaneUp, installCRDs, scratchControlPlaneDir } from '../../../e2e/harness/control-plane.js';
+import { waitFor } from '../../../e2e/harness/env.js';
+import {
+  ensureNamespace,
+  kubeconfigForBinary,
+  spawnBinary,
+  SYSTEM_NAMESPACE,
+  tokenKubeconfig,
+  type RunningBinary,
+} from '../../../e2e/harness/processes.js';
+import { startWebhook, type WebhookHandle } from '../../../e2e/harness/webhook.js';
+import { startMetalOperator, type MetalOperator } from '../../../e2e/peers/metal-operator.js';
+import { BootStandins, BOOT_STANDIN_RULES } from '../../../e2e/peers/testing/boot-standins.js';
+import {
+  ServerClaimResource,
+  ServerMaintenanceResource,
+  ServerResource,
+} from '../../../controllers/shared/kinds.js';
+import { CONTROLLERS, ENTRY, TEST_POLICY, type ControllerName } from '../lifecycle/harness.js';
+import { startMachines, type Machine } from './fleet.js';
+
+export interface UpstreamOptions {
+  machines: number;
+  labels?: (i: number) => Record<string, string>;
+  /** Our lifecycle controllers to run (default: all three). */
+  controllers?: readonly ControllerName[];
+  managerArgs?: string[];
+}
+
+export interface Upstream {
+  admin: KubeClient;
+  webhook: WebhookHandle;
+  manager: MetalOperator;
+  standins: BootStandins;
+  machines: Machine[];
+  controllers: Partial<Record<ControllerName, RunningBinary>>;
+  servers: ResourceClient<Server>;
+  claims: ResourceClient<ServerClaim>;
+  maintenances: ResourceClient<ServerMaintenance>;
+  /** Waits until every machine's Server is Available (discovered) and powered off: claimable upstream. */
+  waitAvailable(timeoutMs?: number): Promise<Server[]>;
+  stop(): Promise<void>;
+}
+
+async function writePolicy(admin: KubeClient): Promise<void> {
+  await ensureNamespace(admin, SYSTEM_NAMESPACE);
+  await admin.resource<KubeObject & { data?: Record<string, string> }>(Core.ConfigMap).create({
+    metadata: { name: POLICY_CONFIGMAP.name, namespace: POLICY_CONFIGMAP.namespace },
+    data: { [POLICY_CONFIGMAP.key]: stringify(TEST_POLICY) },
+  });
+}
+
+async function standinClient(admin: KubeClient): Promise<KubeClient> {
+  const name = 'boot-standins';
+  await admin.resource(Core.ServiceAccount).create({ metadata: { name, namespace: SYSTEM_NAMESPACE } });
+  await admin
+    .resource(Core.ClusterRole)
+    .create({ metadata: { name }, rules: BOOT_STANDIN_RULES } as KubeObject);
+  await admin.resource(Core.ClusterRoleBinding).create({
+    metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+    subjects: [{ kind: 'ServiceAccount', name, namespace: SYSTEM_NAMESPACE }],
+  } as KubeObject);
+  return KubeClient.fromFile((await tokenKubeconfig(admin, SYSTEM_NAMESPACE, name)).kubeconfig);
+}
+
+export async function startUpstream(options: UpstreamOptions): Promise<Upstream> {
+  const cp = scratchControlPlaneDir('metal-upstream-cp-');
+  const stops: (() => Promise<unknown>)[] = [];
+  const stopAll = async () => {
+    for (const s of stops.reverse()) await s().catch(() => undefined);
+    cp.teardown();
+  };
+  try {
+    const { kubeconfig } = await controlPlaneUp(cp.dir);
+    const admin = await KubeClient.fromFile(kubeconfig);
+    stops.push(() => admin.close());
+    await installCRDs(admin);
+    await writePolicy(admin);
+    const webhook = await startWebhook(admin, { replicas: 1, controlPlaneDir: cp.dir });
+    stops.push(() => webhook.stop());
+
+    const controllers: Partial<Record<ControllerName, RunningBinary>> = {};
+    for (const name of options.controllers ?? CONTROLLERS) {
+      const { kubeconfig: kc } = await kubeconfigForBinary(admin, name);
+      const bin = spawnBinary(name, ENTRY[name], [
+        `--kubeconfig=${kc}`,
+        '--ops-host=127.0.0.1',
+        '--ops-port=0',
+      ]);
+      stops.push(() => bin.stop('SIGTERM', 15_000));
+      controllers[name] = bin;
+    }
+    await Promise.all(
+      Object.entries(controllers).map(([name, bin]) =>
+        bin.waitForLog((l) => l.msg === `${name} started`, 60_000),
+      ),
+    );
+
+    const machines = await startMachines(admin, 'up', options.machines, options.labels ?? (() => ({})));
+    for (const m of machines) stops.push(() => m.mock.stop());
+    const manager = await startMetalOperator(admin, {
+      bmcPorts: machines.map((m) => Number(new URL(m.mock.endpoint).port)),
+      args: options.managerArgs ?? [],
+    });
+    stops.push(() => manager.stop());
+    const standins = new BootStandins({
+      client: await standinClient(admin),
+      managerNamespace: 'metal-operator-system',
+      registryAddress: (url) => manager.registryAddress(url),
+      reregisterMs: 5_000,
+    });
+    await standins.start();
+    stops.push(() => standins.stop());
+
+    const servers = admin.resource<Server>(ServerResource);
+    return {
+      admin,
+      webhook,
+      manager,
+      standins,
+      machines,
+      controllers,
+      servers,
+      claims: admin.resource<ServerClaim>(ServerClaimResource),
+      maintenances: admin.resource<ServerMaintenance>(ServerMaintenanceResource),
+      waitAvailable: (timeoutMs = 120_000) => {
+        let last = '';
+        return waitFor(
+          'every machine discovered (Server Available)',
+          async () => {
+            const list = (await servers.list()).items;
+            const states = machines.map((m) => {
+              const s = list.find((x) => x.metadata.name === m.server)?.status;
+              return `${s?.state ?? '-'}/${s?.powerState ?? '-'}`;
+            });
+            last = states.join(',');
+            return states.every((s) => s === 'Available/Off') ? list : undefined;
+          },
+          { timeoutMs, intervalMs: 500 },
+        ).catch((e: unknown) => {
+          throw new Error(
+            `${(e as Error).message}; states: ${last}; stand-in errors: ${standins.errors.slice(-5).join(' | ')}; ` +
+              `manager: ${manager.process.lines.slice(-8).join('\n')}`,
+          );
+        });
+      },
+      stop: stopAll,
+    };
+  } catch (e) {
+    await stopAll();
+    throw e;
+  }
+}

@@ -1,0 +1,58 @@
+// What the upstream suite watches while metal-operator works: every binding a Server ever showed
+// (from the watch, so a bind that was undone again still counts) and every phase a claim went through.
+import type { Server } from '../../../api/metal/v1alpha1/server.js';
+import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
+import type { ResourceClient } from '../../../lib/kube/client.js';
+import { Informer } from '../../../lib/kube/informer.js';
+
+export interface Binding {
+  at: number;
+  server: string;
+  claim: string;
+}
+
+export class Observer {
+  readonly bindings: Binding[] = [];
+  /** claim (namespace/name) -> phases in the order the watch showed them (repeats collapsed). */
+  readonly phases = new Map<string, string[]>();
+  readonly servers: Informer<Server>;
+  readonly claims: Informer<ServerClaim>;
+
+  constructor(servers: ResourceClient<Server>, claims: ResourceClient<ServerClaim>) {
+    this.servers = new Informer<Server>(servers);
+    this.claims = new Informer<ServerClaim>(claims);
+    const onServer = (s: Server) => {
+      const ref = s.spec.serverClaimRef;
+      if (!ref) return;
+      const claim = `${ref.namespace}/${ref.name}`;
+      const last = this.bindings.findLast((b) => b.server === s.metadata.name);
+      if (last?.claim !== claim) this.bindings.push({ at: Date.now(), server: s.metadata.name!, claim });
+    };
+    this.servers.on({ add: onServer, update: (_o, s) => onServer(s) });
+    const onClaim = (c: ServerClaim) => {
+      const key = `${c.metadata.namespace}/${c.metadata.name}`;
+      const seen = this.phases.get(key) ?? [];
+      const phase = c.status?.phase ?? '';
+      if (seen.at(-1) !== phase) seen.push(phase);
+      this.phases.set(key, seen);
+    };
+    this.claims.on({ add: onClaim, update: (_o, c) => onClaim(c) });
+  }
+
+  async start(): Promise<void> {
+    this.servers.start();
+    this.claims.start();
+    await Promise.all([this.servers.waitForSync(), this.claims.waitForSync()]);
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all([this.servers.stop(), this.claims.stop()]);
+  }
+
+  /** Servers that were ever bound, with every claim each was bound to. */
+  boundServers(): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    for (const b of this.bindings) out.set(b.server, [...(out.get(b.server) ?? []), b.claim]);
+    return out;
+  }
+}
