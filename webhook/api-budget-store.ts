@@ -15,7 +15,7 @@ import {
 import type { KubeClient, ResourceClient } from '../lib/kube/client.js';
 import { isConflict, isNotFound } from '../lib/kube/errors.js';
 import { fresher, resourceOf } from '../lib/kube/resources.js';
-import { budgetConflict } from './codes.js';
+import { budgetConflict } from '../contract/codes.js';
 import { refKey, type AnyBudget, type BudgetRef, type BudgetStore } from './grants.js';
 
 export interface ApiBudgetStoreOptions {

@@ -3,7 +3,7 @@ import { jest } from '@jest/globals';
 import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
 import { MetalError } from '../lib/errors.js';
-import { budgetConflict, Codes } from './codes.js';
+import { budgetConflict, Codes } from '../contract/codes.js';
 import {
   BudgetBatches,
   createGrantor,

@@ -8,8 +8,8 @@ import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/se
 import { Batcher } from '../lib/batcher.js';
 import { errorMessage, isMetalError } from '../lib/errors.js';
 import { withoutGrants } from '../lib/ledger.js';
-import { Codes, type Code } from './codes.js';
-import { allow, deny, type Decision } from './decision.js';
+import { Codes, type Code } from '../contract/codes.js';
+import { allow, BUDGET_CAUSE, deny, type Decision } from '../contract/denial.js';
 import { checkRoom, describeBudget, ledgerEntry } from './rules/eviction.js';
 import type { BudgetCensus } from './world.js';
 
@@ -483,13 +483,6 @@ export function createGrantor(store: BudgetStore, options: GrantOptions = {}): G
     { dryRunOnCopies: (plan: GrantPlan) => dryRunOnCopies(store, plan) },
   );
 }
-
-/**
- * The cause reason that names the budget a denial is about: field is `Kind/namespace/name` (refKey), so
- * that a controller can wait for that budget's releases and not for every budget's (Kubernetes' own
- * eviction denials carry a `DisruptionBudget` cause too).
- */
-export const BUDGET_CAUSE = 'DisruptionBudget';
 
 /** The admission decision for a grant result. */
 export function grantDecision(result: GrantResult, warnings: string[] = []): Decision {

@@ -1,8 +1,8 @@
 // The webhook's public surface, for the wiring step (binary entry point, informer-backed WorldView,
 // API-server BudgetStore).
 export * from './admission.js';
-export * from './codes.js';
-export * from './decision.js';
+export * from '../contract/codes.js';
+export * from '../contract/denial.js';
 export * from './grants.js';
 export * from './memory-world.js';
 export * from './memory-budget-store.js';

@@ -1,7 +1,7 @@
 // An in-memory BudgetStore with the API server's optimistic concurrency: every write bumps
 // resourceVersion, and a write carrying an older one fails with a conflict. Tests use its hooks to
 // inject conflicts and concurrent writers; it is a faithful model of the port, not of etcd.
-import { budgetConflict } from './codes.js';
+import { budgetConflict } from '../contract/codes.js';
 import { refKey, type AnyBudget, type BudgetRef, type BudgetStore } from './grants.js';
 
 export interface MemoryBudgetStoreHooks {

@@ -4,7 +4,7 @@ import { Registry } from 'prom-client';
 import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import { PolicyStore } from '../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../policies/schema.js';
-import { Codes } from './codes.js';
+import { Codes } from '../contract/codes.js';
 import { createGrantor, type BudgetRef } from './grants.js';
 import { MemoryBudgetStore } from './memory-budget-store.js';
 import { MemoryWorld } from './memory-world.js';

@@ -24,8 +24,9 @@ import {
   toAdmissionResponse,
   type AdmissionRequest,
 } from './admission.js';
-import { Codes, unauthenticated } from './codes.js';
-import type { Decision } from './decision.js';
+import { Codes } from '../contract/codes.js';
+import { unauthenticated } from './errors.js';
+import type { Decision } from '../contract/denial.js';
 import type { GrantFunction } from './grants.js';
 import { createMetrics, type RouteMetrics, type WebhookMetrics } from './metrics.js';
 import { reviewLogger } from './log.js';

@@ -15,7 +15,7 @@ import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermai
 import type { Policy } from '../../policies/schema.js';
 import { classPolicy, durationMs } from '../../lib/policy/durations.js';
 import { approvalRequired, approvalVerdict } from '../../webhook/rules/eviction.js';
-import { Codes } from '../../webhook/codes.js';
+import { Codes } from '../../contract/codes.js';
 import { announcementOf } from '../../webhook/world.js';
 import { findCondition, makeCondition, type ConditionInput } from '../shared/conditions.js';
 import { LEGACY_NEEDED_LABEL, MaintenanceConditions as C } from '../shared/names.js';

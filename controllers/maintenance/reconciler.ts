@@ -31,7 +31,7 @@ import { findCondition } from '../shared/conditions.js';
 import { BOOT_MAINTENANCE_UID_LABEL } from '../boot/from-maintenance.js';
 import { WriteOverlay } from '../shared/overlay.js';
 import { admissionDenial, type AdmissionDenial } from '../shared/denial.js';
-import { Codes } from '../../webhook/codes.js';
+import { Codes } from '../../contract/codes.js';
 import { refKey, refOfKey } from '../../webhook/grants.js';
 import {
   addFinalizer,

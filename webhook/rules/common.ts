@@ -1,7 +1,7 @@
 // What every rule receives, and small readers shared by the rules.
 import type { Policy } from '../../policies/schema.js';
 import type { AdmissionRequest, UserInfo } from '../admission.js';
-import type { Decision } from '../decision.js';
+import type { Decision } from '../../contract/denial.js';
 import type { WorldView } from '../world.js';
 
 export interface PolicyConfigMapRef {

@@ -3,7 +3,7 @@ import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serv
 import type { ServerClaimDisruptionBudget } from '../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import { DEFAULT_POLICY, type Policy } from '../../policies/schema.js';
-import { Codes } from '../codes.js';
+import { Codes } from '../../contract/codes.js';
 import type { BudgetReservation } from '../grants.js';
 import type { BudgetCensus } from '../world.js';
 import { clone, ruleInput } from '../testdata/helpers.js';

@@ -14,8 +14,8 @@ import type { ServerClaim, ApprovalSource } from '../../api/metal/v1alpha1/serve
 import type { AutoApprovalRule, Policy } from '../../policies/schema.js';
 import { classPolicy, durationMs } from '../../lib/policy/durations.js';
 import { inWindow, nextWindowOpening } from '../../lib/policy/window.js';
-import { Codes, type Code } from '../codes.js';
-import { allow, deny, secondsUntil, type Decision } from '../decision.js';
+import { Codes, type Code } from '../../contract/codes.js';
+import { allow, deny, secondsUntil, type Decision } from '../../contract/denial.js';
 import type { AnyBudget, BudgetReservation, GrantPlan } from '../grants.js';
 import { announcementOf, byName, domainOf, isFinished, type WorldView } from '../world.js';
 import { isOneOf, isResource, objects, parseTime, qualified, type RuleInput } from './common.js';

@@ -1,5 +1,5 @@
 import { DEFAULT_POLICY } from '../../policies/schema.js';
-import { Codes } from '../codes.js';
+import { Codes } from '../../contract/codes.js';
 import { clone, ruleInput } from '../testdata/helpers.js';
 import { find, loadReview, loadWorld, request } from '../testdata/load.js';
 import { LEGACY_APPROVED_LABEL, legacyLabels } from './legacy-labels.js';

@@ -3,8 +3,8 @@
 // Only a write that sets the label counts; a label that merely stays on the claim is left alone.
 import { METAL_GROUP } from '../../api/metal/v1alpha1/group.js';
 import type { MaintenanceApproval, ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
-import { Codes } from '../codes.js';
-import { allow, deny, type Decision } from '../decision.js';
+import { Codes } from '../../contract/codes.js';
+import { allow, deny, type Decision } from '../../contract/denial.js';
 import { isResource, objects, type RuleInput } from './common.js';
 
 export const LEGACY_APPROVED_LABEL = 'metal.ironcore.dev/maintenance-approved';

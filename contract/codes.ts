@@ -1,6 +1,8 @@
-// Denial codes. Every decision carries one; metrics, logs, tests and docs/webhook.md match on the code,
-// never on message text. `status` is the HTTP code the API server hands the client: 403 for a write
-// the contract forbids, 429 (with a retry hint) for one that may succeed later, as the Eviction API does.
+// Denial codes: the contract's vocabulary of refusals. Every decision carries one; metrics, logs,
+// conditions, tests and docs/webhook.md match on the code, never on message text. `status` is the HTTP
+// code the API server hands the client: 403 for a write the contract forbids, 429 (with a retry hint)
+// for one that may succeed later, as the Eviction API does. Each code is described in docs/webhook.md
+// ("Denial codes"); codes.test.ts keeps the two in step.
 import { defineError } from '../lib/errors.js';
 
 export const Codes = {
@@ -76,16 +78,4 @@ export const CODE_STATUS: Record<Code, number> = {
 export const budgetConflict = defineError(
   'METAL_ERR_BUDGET_CONFLICT',
   (name: string) => `budget ${name} was modified concurrently`,
-);
-
-/** Thrown for a request body that is not an AdmissionReview v1 (answered with HTTP 400). */
-export const reviewInvalid = defineError(
-  'METAL_ERR_REVIEW_INVALID',
-  (why: string) => `not an AdmissionReview v1: ${why}`,
-);
-
-/** A request on a connection without a client certificate the client CA signed (answered with HTTP 401). */
-export const unauthenticated = defineError(
-  'METAL_ERR_UNAUTHENTICATED',
-  (why: string) => `${why}; this port serves the API server only (--client-ca-file)`,
 );
