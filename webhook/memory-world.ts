@@ -6,8 +6,9 @@ import type { BMC } from '../api/metal/v1alpha1/bmc.js';
 import type { ServerMaintenance } from '../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
-import { matchesSelector } from './selectors.js';
-import { domainOf, serverUnavailableReason, type BudgetCensus, type WorldView } from './world.js';
+import { matchesSelector } from '../contract/selectors.js';
+import { type BudgetCensus, type WorldView } from './world.js';
+import { domainOf, serverUnavailableReason } from '../contract/availability.js';
 
 export interface WorldContents {
   servers?: Server[];

@@ -16,15 +16,14 @@ import type { Policy } from '../../policies/schema.js';
 import { classPolicy, durationMs } from '../../lib/policy/durations.js';
 import { approvalRequired, approvalVerdict } from '../../webhook/rules/eviction.js';
 import { Codes } from '../../contract/codes.js';
-import { announcementOf } from '../../webhook/world.js';
-import { findCondition, makeCondition, type ConditionInput } from '../shared/conditions.js';
-import { LEGACY_NEEDED_LABEL, MaintenanceConditions as C } from '../shared/names.js';
-import { earliest, parseTime, rfc3339 } from '../shared/time.js';
+import { findCondition, makeCondition, type ConditionInput } from '../../contract/conditions.js';
+import { MaintenanceConditions as C, qualified } from '../../contract/names.js';
+import { earliest, parseTime, rfc3339 } from '../../contract/time.js';
 import { compact } from '../shared/compact.js';
 import { canonicalJSON } from '../shared/canonical.js';
-import { compareQueue, isDeleting, isTerminal, stateOf, uidOf } from '../maintenance/queue.js';
-
-const qualified = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
+import { compareQueue, isDeleting, isTerminal, stateOf, uidOf } from '../../contract/lifecycle.js';
+import { announcementOf } from '../../contract/announcements.js';
+import { LEGACY_NEEDED_LABEL } from '../../contract/legacy-labels.js';
 
 /** Whether the server's binding names this claim (the server side is what metal-operator writes first). */
 export function isBoundTo(server: Server | undefined, claim: ServerClaim): boolean {

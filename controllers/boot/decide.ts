@@ -7,7 +7,8 @@
 import { objectKey } from '../../lib/kube/resources.js';
 import { MAINTENANCE_GROUP, MAINTENANCE_VERSION } from '../../api/maintenance/v1alpha1/group.js';
 import type { ServerBootConfiguration } from '../../api/metal/v1alpha1/serverbootconfiguration.js';
-import { findCondition, isTrue } from './conditions.js';
+import { findCondition } from '../../contract/conditions.js';
+import { isTrue } from './conditions.js';
 import { Draft, formatMs, phaseOf, phaseTimeoutMs } from './draft.js';
 import { evaluateGate, hasStarted } from './gate.js';
 import {

@@ -16,13 +16,13 @@ import type { LedgerEntry, ServerMaintenance } from '../../api/maintenance/v1alp
 import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { ServerClaimDisruptionBudget } from '../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
 import { maxAllowedUnavailable } from '../../webhook/rules/eviction.js';
-import { matchesSelector } from '../../webhook/selectors.js';
-import { domainOf, serverUnavailableReason } from '../../webhook/world.js';
-import { makeCondition } from '../shared/conditions.js';
-import { BudgetConditions } from '../shared/names.js';
-import { parseTime } from '../shared/time.js';
-import { isTerminal, stateOf } from '../maintenance/queue.js';
+import { matchesSelector } from '../../contract/selectors.js';
+import { makeCondition } from '../../contract/conditions.js';
+import { BudgetConditions } from '../../contract/names.js';
+import { parseTime } from '../../contract/time.js';
+import { isTerminal, stateOf } from '../../contract/lifecycle.js';
 import { canonicalJSON } from '../shared/canonical.js';
+import { domainOf, serverUnavailableReason } from '../../contract/availability.js';
 
 export type AnyBudget = ServerDisruptionBudget | ServerClaimDisruptionBudget;
 

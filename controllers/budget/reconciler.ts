@@ -13,8 +13,7 @@ import type { ReconcileResult } from '../../lib/kube/controller.js';
 import type { PolicyStore } from '../../lib/policy/store.js';
 import { durationMs } from '../../lib/policy/durations.js';
 import { DEFAULT_POLICY } from '../../policies/schema.js';
-import { matchesSelector } from '../../webhook/selectors.js';
-import { serverUnavailableReason } from '../../webhook/world.js';
+import { matchesSelector } from '../../contract/selectors.js';
 import {
   BMCResource,
   ServerClaimDisruptionBudgetResource,
@@ -38,6 +37,7 @@ import {
   type ExpiryReason,
 } from './decide.js';
 import { BudgetMetrics } from './metrics.js';
+import { serverUnavailableReason } from '../../contract/availability.js';
 
 export interface BudgetControllerOptions {
   workers: number;

@@ -11,7 +11,7 @@ import {
   OPERATION_ANNOTATION,
   PARKED_ANNOTATION,
   PARKED_BY_ANNOTATION,
-} from '../shared/names.js';
+} from '../../contract/names.js';
 import {
   decideServer,
   deniedStatus,
@@ -20,7 +20,7 @@ import {
   type GrantHolding,
   type ServerInput,
 } from './decide.js';
-import { compareQueue } from './queue.js';
+import { compareQueue } from '../../contract/lifecycle.js';
 import { canonicalJSON } from '../shared/canonical.js';
 
 const T0 = Date.parse('2026-09-01T10:00:00Z');

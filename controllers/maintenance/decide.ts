@@ -26,9 +26,9 @@ import type { ServerBoot } from '../../api/maintenance/v1alpha1/serverboot.js';
 import type { Policy } from '../../policies/schema.js';
 import { durationMs } from '../../lib/policy/durations.js';
 import { approvalRequired } from '../../webhook/rules/eviction.js';
-import { isNoBind } from '../../webhook/taints.js';
-import { serverBootFromMaintenance } from '../boot/from-maintenance.js';
-import { findCondition, makeCondition, type ConditionInput } from '../shared/conditions.js';
+import { isNoBind } from '../../contract/taints.js';
+import { serverBootFromMaintenance } from '../../contract/boot.js';
+import { findCondition, makeCondition, type ConditionInput } from '../../contract/conditions.js';
 import {
   LEGACY_MMO_FINALIZER,
   MAINTENANCE_FINALIZER,
@@ -36,11 +36,11 @@ import {
   OPERATION_ANNOTATION,
   PARKED_ANNOTATION,
   PARKED_BY_ANNOTATION,
-} from '../shared/names.js';
-import { earliest, parseTime, rfc3339 } from '../shared/time.js';
+} from '../../contract/names.js';
+import { earliest, parseTime, rfc3339 } from '../../contract/time.js';
 import { compact } from '../shared/compact.js';
 import { canonicalJSON } from '../shared/canonical.js';
-import { compareQueue, isDeleting, nameOf, stateOf, uidOf, waitingState } from './queue.js';
+import { compareQueue, isDeleting, nameOf, stateOf, uidOf, waitingState } from '../../contract/lifecycle.js';
 
 export type ParkMode = 'annotation' | 'off';
 

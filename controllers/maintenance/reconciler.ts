@@ -26,9 +26,9 @@ import {
   ServerResource,
 } from '../shared/kinds.js';
 import { budgetInformers, GRANT_INDEX } from '../shared/budget-informers.js';
-import { LEGACY_MMO_FINALIZER, MAINTENANCE_FINALIZER, MaintenanceConditions } from '../shared/names.js';
-import { findCondition } from '../shared/conditions.js';
-import { BOOT_MAINTENANCE_UID_LABEL } from '../boot/from-maintenance.js';
+import { LEGACY_MMO_FINALIZER, MAINTENANCE_FINALIZER, MaintenanceConditions } from '../../contract/names.js';
+import { findCondition } from '../../contract/conditions.js';
+import { BOOT_MAINTENANCE_UID_LABEL } from '../../contract/boot.js';
 import { WriteOverlay } from '../shared/overlay.js';
 import { admissionDenial, type AdmissionDenial } from '../shared/denial.js';
 import { Codes } from '../../contract/codes.js';
@@ -51,7 +51,7 @@ import {
   type ServerPlan,
   type StatusWrite,
 } from './decide.js';
-import { isDeleting, stateOf, uidOf } from './queue.js';
+import { isDeleting, stateOf, uidOf } from '../../contract/lifecycle.js';
 import {
   BudgetWaiters,
   changedGrantServers,
@@ -65,9 +65,9 @@ import {
   type WakeScope,
   type FullBudget,
 } from './waiters.js';
-import { domainOf, serverUnavailableReason } from '../../webhook/world.js';
 import { MaintenanceMetrics } from './metrics.js';
 import { LedgerReleaser } from './releaser.js';
+import { domainOf, serverUnavailableReason } from '../../contract/availability.js';
 
 type AnyBudget = ServerDisruptionBudget | ServerClaimDisruptionBudget;
 

@@ -9,9 +9,9 @@
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { LabelSelector } from '../../api/schema/common.js';
 import { maxAllowedUnavailable } from '../../webhook/rules/eviction.js';
-import { matchesSelector } from '../../webhook/selectors.js';
-import { domainOf } from '../../webhook/world.js';
-import { compareQueueKeys, queueKey, type QueueKey } from './queue.js';
+import { matchesSelector } from '../../contract/selectors.js';
+import { compareQueueKeys, queueKey, type QueueKey } from '../../contract/lifecycle.js';
+import { domainOf } from '../../contract/availability.js';
 
 interface Waiter {
   /** The queue key of the maintenance waiting (computed once: take() runs per release). */

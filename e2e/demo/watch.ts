@@ -19,7 +19,7 @@ import {
 import type { KubeClient } from '../../lib/kube/client.js';
 import { Informer } from '../../lib/kube/informer.js';
 import { objectKey, resourceOf } from '../../lib/kube/resources.js';
-import { matchesSelector } from '../../webhook/selectors.js';
+import { matchesSelector } from '../../contract/selectors.js';
 
 /** What happened to one maintenance, as the watch saw it. */
 export interface MaintenanceRecord {

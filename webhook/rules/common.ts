@@ -67,12 +67,3 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
     ka.every((k) => jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
   );
 }
-
-export function parseTime(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const t = Date.parse(value);
-  return Number.isNaN(t) ? undefined : t;
-}
-
-export const qualified = (namespace: string | undefined, name: string | undefined) =>
-  namespace ? `${namespace}/${name ?? ''}` : (name ?? '');

@@ -17,8 +17,13 @@ import { inWindow, nextWindowOpening } from '../../lib/policy/window.js';
 import { Codes, type Code } from '../../contract/codes.js';
 import { allow, deny, secondsUntil, type Decision } from '../../contract/denial.js';
 import type { AnyBudget, BudgetReservation, GrantPlan } from '../grants.js';
-import { announcementOf, byName, domainOf, isFinished, type WorldView } from '../world.js';
-import { isOneOf, isResource, objects, parseTime, qualified, type RuleInput } from './common.js';
+import { byName, type WorldView } from '../world.js';
+import { isOneOf, isResource, objects, type RuleInput } from './common.js';
+import { domainOf } from '../../contract/availability.js';
+import { announcementOf } from '../../contract/announcements.js';
+import { isTerminal } from '../../contract/lifecycle.js';
+import { parseTime } from '../../contract/time.js';
+import { qualified } from '../../contract/names.js';
 
 // ---------------------------------------------------------------- room (PodDisruptionBudget arithmetic)
 
@@ -343,7 +348,7 @@ function projectedActive(m: ServerMaintenance, server: Server, world: WorldView)
   const active = projected?.activeMaintenanceRef;
   if (projected?.state !== 'InMaintenance' || !active || active.uid === m.metadata.uid) return undefined;
   const known = world.getMaintenance(active.namespace ?? '', active.name);
-  return known && isFinished(known) ? undefined : qualified(active.namespace, active.name);
+  return known && isTerminal(known) ? undefined : qualified(active.namespace, active.name);
 }
 
 /** Another maintenance holding the server: typed status, legacy serverMaintenanceRef, or the index. */
@@ -360,7 +365,7 @@ function otherActive(
     return `${qualified(legacy.namespace, legacy.name)} (legacy serverMaintenanceRef)`;
   }
   const other = onServer.find(
-    (o) => o.metadata.uid !== m.metadata.uid && !isFinished(o) && o.status?.state === 'InMaintenance',
+    (o) => o.metadata.uid !== m.metadata.uid && !isTerminal(o) && o.status?.state === 'InMaintenance',
   );
   return other ? qualified(other.metadata.namespace, other.metadata.name) : undefined;
 }
@@ -450,7 +455,7 @@ function buildPlan(
     ...(claimRef ? { claim: { namespace: claimRef.namespace, name: claimRef.name } } : {}),
     reservations: reservations(server, claim, world),
     ledgerCap: policy.grants.ledgerCap,
-    finishedOnServer: onServer.filter(isFinished).map((o) => o.metadata.uid ?? ''),
+    finishedOnServer: onServer.filter(isTerminal).map((o) => o.metadata.uid ?? ''),
   };
 }
 

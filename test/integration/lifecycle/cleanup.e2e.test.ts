@@ -9,7 +9,7 @@ import {
   MAINTENANCE_TAINT_KEY,
   PARKED_ANNOTATION,
   PARKED_BY_ANNOTATION,
-} from '../../../controllers/shared/names.js';
+} from '../../../contract/names.js';
 import {
   HOLD_FOREVER,
   caseBudget,

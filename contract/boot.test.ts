@@ -1,7 +1,7 @@
-import { ServerBootKind } from '../../api/maintenance/v1alpha1/serverboot.js';
-import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
-import { validateObject } from '../../api/schema/validate.js';
-import { isMetalError } from '../../lib/errors.js';
+import { ServerBootKind } from '../api/maintenance/v1alpha1/serverboot.js';
+import type { ServerMaintenance } from '../api/maintenance/v1alpha1/servermaintenance.js';
+import { validateObject } from '../api/schema/validate.js';
+import { isMetalError } from '../lib/errors.js';
 import {
   BOOT_MAINTENANCE_LABEL,
   BOOT_MAINTENANCE_UID_LABEL,
@@ -9,7 +9,7 @@ import {
   labelValue,
   serverBootFromMaintenance,
   serverBootName,
-} from './from-maintenance.js';
+} from './boot.js';
 
 const UID = '6f1c2a8e-1b7d-4c55-9a43-0d2f3b1e9c77';
 

@@ -1,6 +1,6 @@
 // metav1.Condition helpers. A condition keeps its lastTransitionTime while its status stays the
 // same, so "since when" questions (park timeout, time waiting) read it directly.
-import type { Condition } from '../../api/schema/common.js';
+import type { Condition } from '../api/schema/common.js';
 import { rfc3339 } from './time.js';
 
 export type ConditionStatus = 'True' | 'False' | 'Unknown';

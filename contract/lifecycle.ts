@@ -1,10 +1,7 @@
 // The per-server queue: which maintenance of a server goes first. Order: higher spec.priority, then
 // the more urgent class (Emergency, Urgent, Planned), then the older object, then namespace/name so
 // that two controllers (or two reconciles) always agree.
-import type {
-  MaintenancePhase,
-  ServerMaintenance,
-} from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import type { MaintenancePhase, ServerMaintenance } from '../api/maintenance/v1alpha1/servermaintenance.js';
 
 const CLASS_RANK: Record<string, number> = { Emergency: 0, Urgent: 1, Planned: 2 };
 

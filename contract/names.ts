@@ -1,5 +1,10 @@
-// Names the lifecycle controllers put on objects. Each is owned by exactly one controller, so
-// "remove only what we added" is a matter of removing only these.
+// Names of the contract: the taint, finalizers, annotations and condition types the binaries put on
+// objects and read off them. Each is owned by exactly one writer, so "remove only what we added" is a
+// matter of removing only these.
+
+/** `namespace/name`, or the bare name of a cluster-scoped object (how messages name objects). */
+export const qualified = (namespace: string | undefined, name: string | undefined) =>
+  namespace ? `${namespace}/${name ?? ''}` : (name ?? '');
 
 /** NoBind taint the maintenance controller puts on a server while a maintenance holds it. */
 export const MAINTENANCE_TAINT_KEY = 'maintenance.metal.ironcore.dev/in-maintenance';
@@ -22,9 +27,6 @@ export const PARKED_ANNOTATION = 'metal.ironcore.dev/parked';
  * unparked by us; a server somebody else parked stays parked.
  */
 export const PARKED_BY_ANNOTATION = 'maintenance.metal.ironcore.dev/parked-by';
-
-/** Legacy label mirrored onto claims while the legacy window is open (cloud-controller-manager reads it). */
-export const LEGACY_NEEDED_LABEL = 'metal.ironcore.dev/maintenance-needed';
 
 /** The namespace of the controllers' ServiceAccounts, Leases and the policy ConfigMap. */
 export const SYSTEM_NAMESPACE = 'metal-maintenance-system';

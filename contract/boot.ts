@@ -1,12 +1,12 @@
-// ServerMaintenance.spec.boot -> the ServerBoot that carries it out. The maintenance controller
-// calls this and creates the result (AlreadyExists means it is there); the boot controller does
-// the rest. The ServerBoot is owned by its maintenance, so deleting the maintenance deletes the
+// ServerMaintenance.spec.boot -> the ServerBoot that carries it out, and the labels that tie the two.
+// The maintenance controller calls this and creates the result (AlreadyExists means it is there) and
+// finds its boots by BOOT_MAINTENANCE_UID_LABEL; the boot controller does the rest. The ServerBoot is owned by its maintenance, so deleting the maintenance deletes the
 // boot, and the boot's finalizer restores the server's boot settings on the way out.
 import { createHash } from 'node:crypto';
-import { MAINTENANCE_GROUP, MAINTENANCE_VERSION } from '../../api/maintenance/v1alpha1/group.js';
-import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
-import { defineError } from '../../lib/errors.js';
-import type { ServerBoot } from './model.js';
+import { MAINTENANCE_GROUP, MAINTENANCE_VERSION } from '../api/maintenance/v1alpha1/group.js';
+import type { ServerMaintenance } from '../api/maintenance/v1alpha1/servermaintenance.js';
+import { defineError } from '../lib/errors.js';
+import type { ServerBoot } from '../api/maintenance/v1alpha1/serverboot.js';
 
 /** Name of the ServerMaintenance a ServerBoot was made for. */
 export const BOOT_MAINTENANCE_LABEL = 'maintenance.metal.ironcore.dev/maintenance';
