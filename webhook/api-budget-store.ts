@@ -16,7 +16,8 @@ import type { KubeClient, ResourceClient } from '../lib/kube/client.js';
 import { isConflict, isNotFound } from '../lib/kube/errors.js';
 import { fresher, resourceOf } from '../lib/kube/resources.js';
 import { budgetConflict } from '../contract/codes.js';
-import { refKey, type AnyBudget, type BudgetRef, type BudgetStore } from './grants.js';
+import { type BudgetStore } from './grants.js';
+import { refKey, type AnyBudget, type BudgetRef } from '../contract/budgets.js';
 
 export interface ApiBudgetStoreOptions {
   /** Per request; the grant loop makes a few of them within the eviction webhook's timeout. */

@@ -32,12 +32,13 @@ import { resourceOf } from '../lib/kube/resources.js';
 import { watchPolicy, type PolicyRef } from '../lib/policy/feed.js';
 import { PolicyStore } from '../lib/policy/store.js';
 import { ApiBudgetStore } from './api-budget-store.js';
-import { createGrantor, type AnyBudget, type BudgetRef } from './grants.js';
+import { createGrantor } from './grants.js';
 import { InformerWorld, WORLD_INDEXERS, type WorldSources } from './informer-world.js';
 import type { LogSampling } from './log-sampling.js';
 import { createWebhookServer, type WebhookServer } from './server.js';
 import { CertReloader, type CertFiles } from './tls.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type AnyBudget, type BudgetRef } from '../contract/budgets.js';
 
 export interface WebhookAppOptions {
   client: KubeClient;

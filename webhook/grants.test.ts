@@ -10,16 +10,14 @@ import {
   dryRunOnCopies,
   grantDecision,
   isConflictError,
-  refKey,
-  refOfKey,
   releaseGrants,
   reserveGrants,
-  type BudgetRef,
   type GrantOptions,
   type GrantPlan,
 } from './grants.js';
 import { MemoryBudgetStore } from './memory-budget-store.js';
 import { NOW } from './testdata/load.js';
+import { refKey, refOfKey, type BudgetRef } from '../contract/budgets.js';
 
 const FLEET: BudgetRef = { kind: 'ServerDisruptionBudget', name: 'fleet' };
 const RACKS: BudgetRef = { kind: 'ServerDisruptionBudget', name: 'racks' };

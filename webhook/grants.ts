@@ -3,25 +3,15 @@
 // and on conflict read again and re-decide. Budgets are reserved in the plan's fixed order; when a later
 // one refuses, the grants this call wrote to earlier ones are released. The only I/O is the BudgetStore
 // port, so the algorithm runs the same against the API server and against the in-memory store in tests.
-import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
-import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
+import { refKey, type AnyBudget, type BudgetRef } from '../contract/budgets.js';
 import { Batcher } from '../lib/batcher.js';
 import { errorMessage, isMetalError } from '../lib/errors.js';
 import { withoutGrants } from '../lib/ledger.js';
 import { Codes, type Code } from '../contract/codes.js';
 import { allow, BUDGET_CAUSE, deny, type Decision } from '../contract/denial.js';
-import { checkRoom, describeBudget, ledgerEntry } from './rules/eviction.js';
+import { describeBudget } from '../contract/budgets.js';
+import { checkRoom, ledgerEntry } from './rules/eviction.js';
 import type { BudgetCensus } from './world.js';
-
-export type BudgetKind = 'ServerDisruptionBudget' | 'ServerClaimDisruptionBudget';
-export type AnyBudget = ServerDisruptionBudget | ServerClaimDisruptionBudget;
-
-export interface BudgetRef {
-  kind: BudgetKind;
-  /** Set for ServerClaimDisruptionBudget (namespaced); unset for the cluster-scoped kind. */
-  namespace?: string;
-  name: string;
-}
 
 /**
  * The budgets as the API server holds them. The wiring step implements it with GET and PUT on
@@ -135,22 +125,6 @@ export function isConflictError(e: unknown): boolean {
   return x.statusCode === 409 || x.code === 409 || x.status === 409;
 }
 
-export function refKey(ref: BudgetRef): string {
-  return `${ref.kind}/${ref.namespace ?? ''}/${ref.name}`;
-}
-
-const BUDGET_KINDS: ReadonlySet<string> = new Set<BudgetKind>([
-  'ServerDisruptionBudget',
-  'ServerClaimDisruptionBudget',
-]);
-
-/** The ref a refKey names (names and namespaces hold no '/'); undefined for anything else. */
-export function refOfKey(key: string): BudgetRef | undefined {
-  const [kind, namespace, name, ...rest] = key.split('/');
-  if (rest.length > 0 || !kind || !BUDGET_KINDS.has(kind) || !name) return undefined;
-  return { kind: kind as BudgetKind, ...(namespace ? { namespace } : {}), name };
-}
-
 class Run {
   readonly attemptsCount: GrantStats = { attempts: 0, conflicts: 0, retries: 0 };
   readonly o: Required<Omit<GrantOptions, 'onConflict' | 'onRetry'>> &
@@ -179,14 +153,14 @@ type StepOutcome =
 
 const conflictDenial = (r: BudgetReservation, attempts: number): BudgetDenial => ({
   code: Codes.BUDGET_CONFLICT,
-  message: `${describeBudget(r)} kept changing under us (${attempts} attempts)`,
+  message: `${describeBudget(r.ref, r.domain)} kept changing under us (${attempts} attempts)`,
   retryAfterSeconds: 1,
   ref: r.ref,
 });
 
 const storeDenial = (r: BudgetReservation, e: unknown): BudgetDenial => ({
   code: Codes.BUDGET_UNAVAILABLE,
-  message: `${describeBudget(r)} could not be read or written: ${errorMessage(e)}`,
+  message: `${describeBudget(r.ref, r.domain)} could not be read or written: ${errorMessage(e)}`,
   retryAfterSeconds: 10,
   ref: r.ref,
 });

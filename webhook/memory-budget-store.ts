@@ -2,7 +2,8 @@
 // resourceVersion, and a write carrying an older one fails with a conflict. Tests use its hooks to
 // inject conflicts and concurrent writers; it is a faithful model of the port, not of etcd.
 import { budgetConflict } from '../contract/codes.js';
-import { refKey, type AnyBudget, type BudgetRef, type BudgetStore } from './grants.js';
+import { type BudgetStore } from './grants.js';
+import { refKey, type AnyBudget, type BudgetRef } from '../contract/budgets.js';
 
 export interface MemoryBudgetStoreHooks {
   /** Runs before each write is checked; may mutate the store (a concurrent writer) or throw. */

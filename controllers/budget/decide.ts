@@ -15,7 +15,7 @@ import type { DomainStatus, BudgetStatus } from '../../api/maintenance/v1alpha1/
 import type { LedgerEntry, ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { ServerClaimDisruptionBudget } from '../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
-import { maxAllowedUnavailable } from '../../webhook/rules/eviction.js';
+import { roomIn } from '../../contract/budget-room.js';
 import { matchesSelector } from '../../contract/selectors.js';
 import { makeCondition } from '../../contract/conditions.js';
 import { BudgetConditions } from '../../contract/names.js';
@@ -24,7 +24,7 @@ import { isTerminal, stateOf } from '../../contract/lifecycle.js';
 import { canonicalJSON } from '../shared/canonical.js';
 import { domainOf, serverUnavailableReason } from '../../contract/availability.js';
 
-export type AnyBudget = ServerDisruptionBudget | ServerClaimDisruptionBudget;
+import type { AnyBudget } from '../../contract/budgets.js';
 
 /** The status fields the budget controller owns (server-side apply); the ledger is edited by CAS. */
 export type ComputedStatus = Required<
@@ -72,7 +72,7 @@ function domainStatuses(
       expected: e.expected,
       unavailable: e.unavailable.size,
       granted: e.granted,
-      allowed: Math.max(0, maxAllowedUnavailable(maxUnavailable, e.expected) - e.unavailable.size),
+      allowed: Math.max(0, roomIn(maxUnavailable, e.expected, e.unavailable.size).left),
     }));
 }
 
@@ -135,7 +135,7 @@ function emptyDomain(maxUnavailable: number | string) {
     expected: 0,
     unavailable: 0,
     granted: 0,
-    allowed: Math.max(0, maxAllowedUnavailable(maxUnavailable, 0)),
+    allowed: Math.max(0, roomIn(maxUnavailable, 0, 0).left),
   };
 }
 

@@ -32,12 +32,12 @@ import {
   confirmExpiry,
   expiryCandidates,
   serverBudgetStatus,
-  type AnyBudget,
   type ComputedStatus,
   type ExpiryReason,
 } from './decide.js';
 import { BudgetMetrics } from './metrics.js';
 import { serverUnavailableReason } from '../../contract/availability.js';
+import { type AnyBudget } from '../../contract/budgets.js';
 
 export interface BudgetControllerOptions {
   workers: number;

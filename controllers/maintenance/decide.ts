@@ -25,7 +25,6 @@ import type {
 import type { ServerBoot } from '../../api/maintenance/v1alpha1/serverboot.js';
 import type { Policy } from '../../policies/schema.js';
 import { durationMs } from '../../lib/policy/durations.js';
-import { approvalRequired } from '../../webhook/rules/eviction.js';
 import { isNoBind } from '../../contract/taints.js';
 import { serverBootFromMaintenance } from '../../contract/boot.js';
 import { findCondition, makeCondition, type ConditionInput } from '../../contract/conditions.js';
@@ -40,7 +39,9 @@ import {
 import { earliest, parseTime, rfc3339 } from '../../contract/time.js';
 import { compact } from '../shared/compact.js';
 import { canonicalJSON } from '../shared/canonical.js';
+import { refKey } from '../../contract/budgets.js';
 import { compareQueue, isDeleting, nameOf, stateOf, uidOf, waitingState } from '../../contract/lifecycle.js';
+import { approvalRequired } from '../../contract/approval.js';
 
 export type ParkMode = 'annotation' | 'off';
 
@@ -481,9 +482,8 @@ function classify(input: ServerInput, plan: ServerPlan): Sets {
 
 function refsToRelease(m: ServerMaintenance, grants: ServerInput['grants']): BudgetRef[] {
   const seen = new Map<string, BudgetRef>();
-  const key = (r: BudgetRef) => `${r.kind}/${r.namespace ?? ''}/${r.name}`;
-  for (const g of grants.get(uidOf(m)) ?? []) seen.set(key(g.ref), g.ref);
-  for (const r of m.status?.grant?.budgets ?? []) seen.set(key(r), r);
+  for (const g of grants.get(uidOf(m)) ?? []) seen.set(refKey(g.ref), g.ref);
+  for (const r of m.status?.grant?.budgets ?? []) seen.set(refKey(r), r);
   return [...seen.values()];
 }
 

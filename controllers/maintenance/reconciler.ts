@@ -32,7 +32,6 @@ import { BOOT_MAINTENANCE_UID_LABEL } from '../../contract/boot.js';
 import { WriteOverlay } from '../shared/overlay.js';
 import { admissionDenial, type AdmissionDenial } from '../shared/denial.js';
 import { Codes } from '../../contract/codes.js';
-import { refKey, refOfKey } from '../../webhook/grants.js';
 import {
   addFinalizer,
   applyOwned,
@@ -68,8 +67,7 @@ import {
 import { MaintenanceMetrics } from './metrics.js';
 import { LedgerReleaser } from './releaser.js';
 import { domainOf, serverUnavailableReason } from '../../contract/availability.js';
-
-type AnyBudget = ServerDisruptionBudget | ServerClaimDisruptionBudget;
+import { refKey, refOf, refOfKey, type AnyBudget } from '../../contract/budgets.js';
 
 /** The grant `uid` holds in each of `budgets`, under the reference `refOf` gives its budget. */
 function holdings<B extends AnyBudget>(
@@ -102,13 +100,8 @@ const MAX_PASSES = 3;
 
 /** A maintenance whose next step a slot waits for: running, or deleted and being undone. */
 const runsOrUndoes = (m: ServerMaintenance) => isDeleting(m) || stateOf(m) === 'InMaintenance';
-/** A budget's refKey, as the webhook's denials name it (the fleet kind is the one with a serverSelector). */
-const budgetKeyOf = (b: AnyBudget) =>
-  refKey({
-    kind: 'serverSelector' in b.spec ? 'ServerDisruptionBudget' : 'ServerClaimDisruptionBudget',
-    namespace: b.metadata.namespace,
-    name: b.metadata.name ?? '',
-  });
+/** A budget's refKey, as the webhook's denials name it. */
+const budgetKeyOf = (b: AnyBudget) => refKey(refOf(b));
 
 export class MaintenanceReconciler {
   readonly #mgr: Manager;

@@ -16,7 +16,7 @@ import {
   request,
   type Fixtures,
 } from '../testdata/load.js';
-import { checkRoom, decideEviction, maxAllowedUnavailable, type RoomInput } from './eviction.js';
+import { checkRoom, decideEviction, type RoomInput } from './eviction.js';
 
 type World = ReturnType<typeof loadWorld>;
 
@@ -417,34 +417,7 @@ describe('eviction: the grant plan', () => {
   });
 });
 
-describe('room (PodDisruptionBudget arithmetic)', () => {
-  it.each<[number | string, number, number]>([
-    [1, 10, 1],
-    [0, 10, 0],
-    [5, 3, 5],
-    ['10%', 5, 1],
-    ['10%', 10, 1],
-    ['10%', 11, 2],
-    ['0%', 50, 0],
-    ['100%', 7, 7],
-    ['33%', 3, 1],
-    ['abc', 10, 0],
-    [-1, 10, 0],
-    [1.5, 10, 0],
-  ])('maxUnavailable %j of %d allows %d', (max, expected, allowed) => {
-    expect(maxAllowedUnavailable(max, expected)).toBe(allowed);
-  });
-
-  it('rounds percentages up, never below the exact share (property)', () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 100000 }), (pct, n) => {
-        const allowed = maxAllowedUnavailable(`${pct}%`, n);
-        expect(allowed).toBeGreaterThanOrEqual((pct * n) / 100);
-        expect(allowed - 1).toBeLessThan((pct * n) / 100);
-      }),
-    );
-  });
-
+describe('room in a ledger (checkRoom)', () => {
   const budget = (
     grants: { uid: string; server: string; domain?: string }[],
     spec: Partial<ServerDisruptionBudget['spec']> = {},
