@@ -40,7 +40,6 @@ import { PolicyStore } from '../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../policies/schema.js';
 import { parseAdmissionReview, toAdmissionResponse, type AdmissionRequest } from '../webhook/admission.js';
 import { MemorySource } from '../webhook/cache-source.js';
-import { createGrantor } from '../webhook/grants.js';
 import { InformerWorld, WORLD_INDEXERS } from '../webhook/informer-world.js';
 import { MemoryBudgetStore } from '../webhook/memory-budget-store.js';
 import {
@@ -61,6 +60,7 @@ import { perTurn } from '../webhook/per-turn.js';
 import { bufferedLogger } from '../webhook/log.js';
 import { DEFAULT_LOG_SAMPLING, parseLogSampling, type LogSampling } from '../webhook/log-sampling.js';
 import { type BudgetRef } from '../contract/budgets.js';
+import { createGrantor } from '../webhook/grants/reserve.js';
 
 // ------------------------------------------------------------------ load generator (child process)
 

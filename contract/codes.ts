@@ -3,8 +3,6 @@
 // code the API server hands the client: 403 for a write the contract forbids, 429 (with a retry hint)
 // for one that may succeed later, as the Eviction API does. Each code is described in docs/webhook.md
 // ("Denial codes"); codes.test.ts keeps the two in step.
-import { defineError } from '../lib/errors.js';
-
 export const Codes = {
   OK: 'METAL_OK',
   // Placement (WS1)
@@ -73,9 +71,3 @@ export const CODE_STATUS: Record<Code, number> = {
   METAL_ERR_NO_POLICY: 503,
   METAL_ERR_INTERNAL: 500,
 };
-
-/** Thrown by a BudgetStore when the resourceVersion precondition fails (HTTP 409 from the API server). */
-export const budgetConflict = defineError(
-  'METAL_ERR_BUDGET_CONFLICT',
-  (name: string) => `budget ${name} was modified concurrently`,
-);

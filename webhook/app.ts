@@ -31,14 +31,14 @@ import { Manager } from '../lib/kube/manager.js';
 import { resourceOf } from '../lib/kube/resources.js';
 import { watchPolicy, type PolicyRef } from '../lib/policy/feed.js';
 import { PolicyStore } from '../lib/policy/store.js';
-import { ApiBudgetStore } from './api-budget-store.js';
-import { createGrantor } from './grants.js';
+import { ApiBudgetStore } from '../lib/kube/budget-store.js';
 import { InformerWorld, WORLD_INDEXERS, type WorldSources } from './informer-world.js';
 import type { LogSampling } from './log-sampling.js';
 import { createWebhookServer, type WebhookServer } from './server.js';
 import { CertReloader, type CertFiles } from './tls.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { type AnyBudget, type BudgetRef } from '../contract/budgets.js';
+import { createGrantor } from './grants/reserve.js';
 
 export interface WebhookAppOptions {
   client: KubeClient;

@@ -1,9 +1,8 @@
 // An in-memory BudgetStore with the API server's optimistic concurrency: every write bumps
 // resourceVersion, and a write carrying an older one fails with a conflict. Tests use its hooks to
 // inject conflicts and concurrent writers; it is a faithful model of the port, not of etcd.
-import { budgetConflict } from '../contract/codes.js';
-import { type BudgetStore } from './grants.js';
 import { refKey, type AnyBudget, type BudgetRef } from '../contract/budgets.js';
+import { type BudgetStore, budgetConflict } from '../contract/ledger/port.js';
 
 export interface MemoryBudgetStoreHooks {
   /** Runs before each write is checked; may mutate the store (a concurrent writer) or throw. */

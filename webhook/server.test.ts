@@ -5,13 +5,13 @@ import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverd
 import { PolicyStore } from '../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../policies/schema.js';
 import { Codes } from '../contract/codes.js';
-import { createGrantor } from './grants.js';
 import { MemoryBudgetStore } from './memory-budget-store.js';
 import { MemoryWorld } from './memory-world.js';
 import { createWebhookServer, oncePer, type WebhookServerOptions } from './server.js';
 import { find, loadReview, loadWorld, NOW, request } from './testdata/load.js';
 import type { WorldView } from './world.js';
 import { type BudgetRef } from '../contract/budgets.js';
+import { createGrantor } from './grants/reserve.js';
 
 const FLEET: BudgetRef = { kind: 'ServerDisruptionBudget', name: 'fleet' };
 const fleet = (max: number): ServerDisruptionBudget => ({

@@ -18,14 +18,9 @@ import { isAlreadyExists, isConflict, isNotFound } from '../../lib/kube/errors.j
 import type { PolicyStore } from '../../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../../policies/schema.js';
 import { errorMessage } from '../../lib/errors.js';
-import {
-  ServerBootResource,
-  ServerClaimDisruptionBudgetResource,
-  ServerDisruptionBudgetResource,
-  ServerMaintenanceResource,
-  ServerResource,
-} from '../shared/kinds.js';
-import { budgetInformers, GRANT_INDEX } from '../shared/budget-informers.js';
+import { ServerBootResource, ServerMaintenanceResource, ServerResource } from '../shared/kinds.js';
+import { budgetInformers, budgetPlural, budgetStore, GRANT_INDEX } from '../shared/budget-informers.js';
+import type { ApiBudgetStore } from '../../lib/kube/budget-store.js';
 import { LEGACY_MMO_FINALIZER, MAINTENANCE_FINALIZER, MaintenanceConditions } from '../../contract/names.js';
 import { findCondition } from '../../contract/conditions.js';
 import { BOOT_MAINTENANCE_UID_LABEL } from '../../contract/boot.js';
@@ -129,7 +124,8 @@ export class MaintenanceReconciler {
     { woken?: { refusals: number; budget: string }; budgetDenials: number }
   >();
   /** budget key -> its batching releaser (one per budget the controller has released on). */
-  readonly #releasers = new Map<string, LedgerReleaser<AnyBudget>>();
+  readonly #releasers = new Map<string, LedgerReleaser>();
+  readonly #budgetStore: ApiBudgetStore;
   /** uid -> attempts held back in a row by a cached full budget. */
   readonly #heldBack = new Map<string, number>();
   /** uids whose last finalizer we removed: deleted, though the cache may not know yet. */
@@ -149,7 +145,9 @@ export class MaintenanceReconciler {
       transform,
     });
     this.#servers = mgr.informer<Server>(ServerResource, { transform });
-    ({ sdbs: this.#sdbs, scdbs: this.#scdbs } = budgetInformers(mgr));
+    const budgets = budgetInformers(mgr);
+    ({ sdbs: this.#sdbs, scdbs: this.#scdbs } = budgets);
+    this.#budgetStore = budgetStore(mgr, budgets);
     // ServerBoots made from spec.boot carry their maintenance's uid as a label.
     this.#boots = mgr.informer<ServerBoot>(ServerBootResource, {
       labelSelector: BOOT_MAINTENANCE_UID_LABEL,
@@ -454,24 +452,14 @@ export class MaintenanceReconciler {
   }
 
   /** The batching releaser of one budget's ledger (see releaser.ts). */
-  #releaserOf(ref: BudgetRef): LedgerReleaser<AnyBudget> {
+  #releaserOf(ref: BudgetRef): LedgerReleaser {
     const key = refKey(ref);
     let releaser = this.#releasers.get(key);
     if (releaser) return releaser;
-    const fleet = ref.kind === 'ServerDisruptionBudget';
-    const resource = fleet
-      ? this.#mgr.client.resource<AnyBudget>(ServerDisruptionBudgetResource)
-      : this.#mgr.client.resource<AnyBudget>(ServerClaimDisruptionBudgetResource);
-    const plural = resource.type.plural;
-    releaser = new LedgerReleaser<AnyBudget>(
-      {
-        cached: () =>
-          fleet ? this.#sdbs.getByName(ref.name) : this.#scdbs.getByName(ref.name, ref.namespace),
-        read: () => resource.find(ref.name, ref.namespace),
-        write: (b) => resource.replaceStatus(b, { fieldManager: this.#mgr.status.fieldManager }),
-      },
-      { onConflict: () => this.#mgr.metrics.statusConflicts.inc({ resource: plural }) },
-    );
+    const resource = budgetPlural(ref);
+    releaser = new LedgerReleaser(this.#budgetStore, ref, {
+      onConflict: () => this.#mgr.metrics.statusConflicts.inc({ resource }),
+    });
     this.#releasers.set(key, releaser);
     return releaser;
   }

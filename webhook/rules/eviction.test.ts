@@ -4,7 +4,6 @@ import type { ServerClaimDisruptionBudget } from '../../api/maintenance/v1alpha1
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import { DEFAULT_POLICY, type Policy } from '../../policies/schema.js';
 import { Codes } from '../../contract/codes.js';
-import type { BudgetReservation } from '../grants.js';
 import type { BudgetCensus } from '../world.js';
 import { clone, ruleInput } from '../testdata/helpers.js';
 import {
@@ -16,7 +15,8 @@ import {
   request,
   type Fixtures,
 } from '../testdata/load.js';
-import { checkRoom, decideEviction, type RoomInput } from './eviction.js';
+import { decideEviction } from './eviction.js';
+import { type BudgetReservation, checkRoom, type RoomInput } from '../grants/plan.js';
 
 type World = ReturnType<typeof loadWorld>;
 

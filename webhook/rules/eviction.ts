@@ -1,10 +1,10 @@
 // Eviction (WS2), the decision part. A ServerMaintenance moving into InMaintenance (a status write) is
 // the disruption. It is admitted only if approval holds, no other maintenance holds the server, and every
 // budget selecting the server or its claim has room. This module decides everything that can be decided
-// from the caches and returns a GrantPlan; grants.ts then takes the room atomically on the budgets' ledgers
-// (the only step that needs fresh data). Room math is the contract's (contract/budget-room.ts).
+// from the caches and returns a GrantPlan; grants/ then takes the room atomically on the budgets' ledgers
+// (the only step that needs fresh data).
 import { MAINTENANCE_GROUP } from '../../api/maintenance/v1alpha1/group.js';
-import type { ServerMaintenance, LedgerEntry } from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { Server } from '../../api/metal/v1alpha1/server.js';
 import type { ServerClaim, ApprovalSource } from '../../api/metal/v1alpha1/serverclaim.js';
 import type { Policy } from '../../policies/schema.js';
@@ -12,9 +12,7 @@ import { classPolicy } from '../../lib/policy/durations.js';
 import { inWindow, nextWindowOpening } from '../../lib/policy/window.js';
 import { Codes, type Code } from '../../contract/codes.js';
 import { allow, deny, secondsUntil, type Decision } from '../../contract/denial.js';
-import type { BudgetReservation, GrantPlan } from '../grants.js';
-import { describeBudget, type AnyBudget } from '../../contract/budgets.js';
-import { roomIn } from '../../contract/budget-room.js';
+import type { AnyBudget } from '../../contract/budgets.js';
 import { byName, type WorldView } from '../world.js';
 import { isOneOf, isResource, objects, type RuleInput } from './common.js';
 import { domainOf } from '../../contract/availability.js';
@@ -23,131 +21,7 @@ import { isTerminal } from '../../contract/lifecycle.js';
 import { parseTime } from '../../contract/time.js';
 import { qualified } from '../../contract/names.js';
 import { approvalVerdict } from '../../contract/approval.js';
-
-// ---------------------------------------------------------------- room in a budget's ledger
-
-export interface RoomInput {
-  budget: AnyBudget;
-  reservation: BudgetReservation;
-  server: string;
-  maintenanceUID: string;
-  ledgerCap: number;
-  /** Maintenances on this server the caches show finished: their leftover entries do not hold it. */
-  finishedOnServer: ReadonlySet<string>;
-}
-
-export type RoomCheck =
-  | { kind: 'present' }
-  | { kind: 'fits'; allowed: number; inUse: number; expected: number; alreadyUnavailable: boolean }
-  | {
-      kind: 'denied';
-      code: Code;
-      message: string;
-      retryAfterSeconds: number;
-      allowed?: number;
-      inUse?: number;
-    };
-
-const describe = (r: BudgetReservation) => describeBudget(r.ref, r.domain);
-
-/** Reasons a budget grants nothing right now, whatever its room: held server, paused, stale, full ledger. */
-function budgetBlocked(input: RoomInput): Extract<RoomCheck, { kind: 'denied' }> | undefined {
-  const { budget, server, maintenanceUID } = input;
-  const grants = budget.status?.grants ?? [];
-  const holder = grants.find(
-    (g) =>
-      g.server === server &&
-      g.maintenanceUID !== maintenanceUID &&
-      !input.finishedOnServer.has(g.maintenanceUID),
-  );
-  if (holder) {
-    const other = qualified(holder.maintenance.namespace, holder.maintenance.name);
-    return {
-      kind: 'denied',
-      code: Codes.SERVER_BUSY,
-      message: `server ${server} is held by maintenance ${other} (grant in ${describe(input.reservation)})`,
-      retryAfterSeconds: 30,
-    };
-  }
-  if (budget.spec.paused === true) {
-    return {
-      kind: 'denied',
-      code: Codes.BUDGET_PAUSED,
-      message: `${describe(input.reservation)} is paused`,
-      retryAfterSeconds: 60,
-    };
-  }
-  const generation = budget.metadata.generation ?? 0;
-  const observed = budget.status?.observedGeneration ?? 0;
-  if (observed < generation) {
-    // Like the Eviction API: a budget whose status predates its spec can't be trusted (429, retry 10s).
-    return {
-      kind: 'denied',
-      code: Codes.BUDGET_STALE,
-      message: `${describe(input.reservation)} status is stale (observedGeneration ${observed} < generation ${generation})`,
-      retryAfterSeconds: 10,
-    };
-  }
-  if (grants.length >= input.ledgerCap) {
-    return {
-      kind: 'denied',
-      code: Codes.BUDGET_LEDGER_FULL,
-      message: `${describe(input.reservation)} ledger holds ${grants.length} grants (cap ${input.ledgerCap})`,
-      retryAfterSeconds: 60,
-    };
-  }
-  return undefined;
-}
-
-/**
- * Whether a budget, as just read, has room for this maintenance's server. Unavailable = servers with a
- * grant in this domain's ledger ∪ servers unavailable for other reasons (the census), counted once each.
- * A server already counted needs no new room.
- */
-export function checkRoom(input: RoomInput): RoomCheck {
-  const { budget, reservation, server, maintenanceUID } = input;
-  const grants = budget.status?.grants ?? [];
-  if (grants.some((g) => g.maintenanceUID === maintenanceUID)) return { kind: 'present' };
-  const blocked = budgetBlocked(input);
-  if (blocked) return blocked;
-  const { census, domain } = reservation;
-  // Counted once each: unavailable for other reasons ∪ granted in this domain.
-  const unavailable = census.unavailableSet ?? new Set<string>(census.unavailable);
-  const granted = new Set<string>();
-  for (const g of grants)
-    if ((g.domain ?? '') === domain && !unavailable.has(g.server)) granted.add(g.server);
-  const { allowed, inUse, left } = roomIn(
-    budget.spec.maxUnavailable,
-    census.expected,
-    unavailable.size + granted.size,
-  );
-  const alreadyUnavailable = unavailable.has(server) || granted.has(server);
-  if (alreadyUnavailable || left >= 1) {
-    return { kind: 'fits', allowed, inUse, expected: census.expected, alreadyUnavailable };
-  }
-  return {
-    kind: 'denied',
-    code: Codes.BUDGET_EXHAUSTED,
-    message:
-      `${describe(reservation)}: ${inUse} unavailable, ${allowed} allowed ` +
-      `(maxUnavailable ${JSON.stringify(budget.spec.maxUnavailable)} of ${census.expected} servers)`,
-    retryAfterSeconds: 30,
-    allowed,
-    inUse,
-  };
-}
-
-/** The ledger entry a grant writes. */
-export function ledgerEntry(plan: GrantPlan, reservation: BudgetReservation, grantedAt: Date): LedgerEntry {
-  return {
-    maintenanceUID: plan.maintenance.uid,
-    maintenance: { namespace: plan.maintenance.namespace, name: plan.maintenance.name },
-    server: plan.server,
-    ...(plan.claim ? { claim: plan.claim } : {}),
-    ...(reservation.domain ? { domain: reservation.domain } : {}),
-    grantedAt: grantedAt.toISOString(),
-  };
-}
+import { type BudgetReservation, type GrantPlan } from '../grants/plan.js';
 
 // ---------------------------------------------------------------- the decision
 

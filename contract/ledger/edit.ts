@@ -1,7 +1,7 @@
 // The one edit every releaser makes to a disruption budget's grant ledger: drop some entries, keep the
-// rest in their order, and tell which went. Three writers make it, each with its own compare-and-swap
-// loop around it: the webhook (undoing a reservation a later budget refused), the maintenance
-// controller (a finished maintenance's grant) and the budget controller (grants past their TTL).
+// rest in their order, and tell which went. Its writers (the webhook undoing a reservation a later
+// budget refused, the maintenance controller releasing a finished maintenance's grant, the budget
+// controller expiring grants past their TTL) each write it through compareAndSwap (cas.ts).
 
 interface Grant {
   maintenanceUID: string;

@@ -1,23 +1,17 @@
 import fc from 'fast-check';
 import { jest } from '@jest/globals';
-import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
-import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
-import { MetalError } from '../lib/errors.js';
-import { budgetConflict, Codes } from '../contract/codes.js';
-import {
-  BudgetBatches,
-  createGrantor,
-  dryRunOnCopies,
-  grantDecision,
-  isConflictError,
-  releaseGrants,
-  reserveGrants,
-  type GrantOptions,
-  type GrantPlan,
-} from './grants.js';
-import { MemoryBudgetStore } from './memory-budget-store.js';
-import { NOW } from './testdata/load.js';
-import { refKey, refOfKey, type BudgetRef } from '../contract/budgets.js';
+import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
+import type { ServerClaimDisruptionBudget } from '../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
+import { MetalError } from '../../lib/errors.js';
+import { Codes } from '../../contract/codes.js';
+import { MemoryBudgetStore } from '../memory-budget-store.js';
+import { NOW } from '../testdata/load.js';
+import { refKey, refOfKey, type BudgetRef } from '../../contract/budgets.js';
+import { type GrantOptions, type GrantPlan } from './plan.js';
+import { createGrantor, dryRunOnCopies, grantDecision, reserveGrants } from './reserve.js';
+import { releaseGrants } from './release.js';
+import { BudgetBatches } from './batch.js';
+import { isConflictError, budgetConflict } from '../../contract/ledger/port.js';
 
 const FLEET: BudgetRef = { kind: 'ServerDisruptionBudget', name: 'fleet' };
 const RACKS: BudgetRef = { kind: 'ServerDisruptionBudget', name: 'racks' };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { withoutGrants } from './ledger.js';
+import { withoutGrants } from './edit.js';
 
 const grant = (uid: string) => ({ maintenanceUID: uid, server: `server-${uid}` });
 const budget = (...uids: string[]) => ({
