@@ -41,7 +41,7 @@ import { DEFAULT_POLICY } from '../policies/schema.js';
 import { parseAdmissionReview, toAdmissionResponse, type AdmissionRequest } from '../webhook/admission.js';
 import { MemorySource } from '../webhook/cache-source.js';
 import { InformerWorld, WORLD_INDEXERS } from '../webhook/informer-world.js';
-import { MemoryBudgetStore } from '../webhook/memory-budget-store.js';
+import { MemoryBudgetStore } from '../contract/testing/memory-budget-store.js';
 import {
   checkObject,
   decide,

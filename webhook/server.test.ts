@@ -5,8 +5,8 @@ import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverd
 import { PolicyStore } from '../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../policies/schema.js';
 import { Codes } from '../contract/codes.js';
-import { MemoryBudgetStore } from './memory-budget-store.js';
-import { MemoryWorld } from './memory-world.js';
+import { MemoryBudgetStore } from '../contract/testing/memory-budget-store.js';
+import { MemoryWorld } from './testing/memory-world.js';
 import { createWebhookServer, oncePer, type WebhookServerOptions } from './server.js';
 import { find, loadReview, loadWorld, NOW, request } from './testdata/load.js';
 import type { WorldView } from './world.js';

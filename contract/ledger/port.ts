@@ -1,6 +1,6 @@
 // The grant ledger's port: how every writer of a budget's status.grants reaches it. The one
 // implementation over the API server is lib/kube/budget-store.ts; the in-memory one the tests run
-// against is webhook/testing/memory-budget-store.ts. Every write is a compare-and-swap on the budget's
+// against is contract/testing/memory-budget-store.ts. Every write is a compare-and-swap on the budget's
 // resourceVersion (cas.ts), so any number of writers in any number of processes stay safe.
 import { defineError, isMetalError } from '../../lib/errors.js';
 import type { AnyBudget, BudgetRef } from '../budgets.js';

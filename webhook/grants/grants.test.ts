@@ -4,7 +4,7 @@ import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serv
 import type { ServerClaimDisruptionBudget } from '../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
 import { MetalError } from '../../lib/errors.js';
 import { Codes } from '../../contract/codes.js';
-import { MemoryBudgetStore } from '../memory-budget-store.js';
+import { MemoryBudgetStore } from '../../contract/testing/memory-budget-store.js';
 import { NOW } from '../testdata/load.js';
 import { refKey, refOfKey, type BudgetRef } from '../../contract/budgets.js';
 import { type GrantOptions, type GrantPlan } from './plan.js';

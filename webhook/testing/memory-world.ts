@@ -1,14 +1,14 @@
 // A WorldView over plain arrays: the reference implementation the informer-backed one must agree with,
 // and the world the rule tests run against. Indexes are built once in the constructor.
-import type { Server } from '../api/metal/v1alpha1/server.js';
-import type { ServerClaim } from '../api/metal/v1alpha1/serverclaim.js';
-import type { BMC } from '../api/metal/v1alpha1/bmc.js';
-import type { ServerMaintenance } from '../api/maintenance/v1alpha1/servermaintenance.js';
-import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
-import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
-import { matchesSelector } from '../contract/selectors.js';
-import { type BudgetCensus, type WorldView } from './world.js';
-import { domainOf, serverUnavailableReason } from '../contract/availability.js';
+import type { Server } from '../../api/metal/v1alpha1/server.js';
+import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
+import type { BMC } from '../../api/metal/v1alpha1/bmc.js';
+import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
+import type { ServerClaimDisruptionBudget } from '../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
+import { matchesSelector } from '../../contract/selectors.js';
+import { type BudgetCensus, type WorldView } from '../world.js';
+import { domainOf, serverUnavailableReason } from '../../contract/availability.js';
 
 export interface WorldContents {
   servers?: Server[];

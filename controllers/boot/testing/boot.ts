@@ -1,9 +1,9 @@
 // Test helpers for the boot decision: objects, contexts, and a fake BMC that applies decided
 // actions to an observation, so a whole boot can be driven step by step without I/O.
-import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
-import type { Server } from '../../api/metal/v1alpha1/server.js';
-import { decide } from './decide.js';
-import type { BmcObservation, BootAction, BootContext, BootWorld, Decision, ServerBoot } from './model.js';
+import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
+import type { Server } from '../../../api/metal/v1alpha1/server.js';
+import { decide } from '../decide.js';
+import type { BmcObservation, BootAction, BootContext, BootWorld, Decision, ServerBoot } from '../model.js';
 
 export const T0 = Date.parse('2026-08-20T22:00:00Z');
 export const IMAGE = 'https://images.example.com/maintenance-os/v3.iso';

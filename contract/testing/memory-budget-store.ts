@@ -1,8 +1,8 @@
 // An in-memory BudgetStore with the API server's optimistic concurrency: every write bumps
 // resourceVersion, and a write carrying an older one fails with a conflict. Tests use its hooks to
 // inject conflicts and concurrent writers; it is a faithful model of the port, not of etcd.
-import { refKey, type AnyBudget, type BudgetRef } from '../contract/budgets.js';
-import { type BudgetStore, budgetConflict } from '../contract/ledger/port.js';
+import { refKey, type AnyBudget, type BudgetRef } from '../budgets.js';
+import { type BudgetStore, budgetConflict } from '../ledger/port.js';
 
 export interface MemoryBudgetStoreHooks {
   /** Runs before each write is checked; may mutate the store (a concurrent writer) or throw. */
