@@ -15,7 +15,7 @@ import type { Controller, ReconcileResult } from '../../lib/kube/controller.js';
 import { objectKey, splitKey } from '../../lib/kube/resources.js';
 import type { PolicyStore } from '../../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../../policies/schema.js';
-import { ServerClaimResource, ServerMaintenanceResource, ServerResource } from '../shared/kinds.js';
+import { ServerClaimResource, ServerMaintenanceResource, ServerResource } from '../../lib/kube/kinds.js';
 import { WriteOverlay } from '../shared/overlay.js';
 import { applyOwned, applyStatusOf, withTypeMeta } from '../shared/writes.js';
 import { decideApproval, decideClaim, type ClaimPlan } from './decide.js';

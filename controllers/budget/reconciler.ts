@@ -21,7 +21,7 @@ import {
   ServerDisruptionBudgetResource,
   ServerMaintenanceResource,
   ServerResource,
-} from '../shared/kinds.js';
+} from '../../lib/kube/kinds.js';
 import { budgetInformers, budgetPlural, budgetStore, GRANT_INDEX } from '../shared/budget-informers.js';
 import type { ApiBudgetStore } from '../../lib/kube/budget-store.js';
 import { isNotFound } from '../../lib/kube/errors.js';

@@ -8,7 +8,7 @@ import { positiveInt } from '../shared/flags.js';
 import { policyConfigMapFlag, watchedPolicies } from '../shared/policy.js';
 import { MAINTENANCE_TAINT_KEY } from '../../contract/names.js';
 import { MaintenanceReconciler } from './reconciler.js';
-import type { ParkMode } from './decide.js';
+import { type ParkMode } from './decide/model.js';
 
 await runControllerBinary({
   name: 'maintenance-controller',

@@ -18,7 +18,7 @@ import { isAlreadyExists, isConflict, isNotFound } from '../../lib/kube/errors.j
 import type { PolicyStore } from '../../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../../policies/schema.js';
 import { errorMessage } from '../../lib/errors.js';
-import { ServerBootResource, ServerMaintenanceResource, ServerResource } from '../shared/kinds.js';
+import { ServerBootResource, ServerMaintenanceResource, ServerResource } from '../../lib/kube/kinds.js';
 import { budgetInformers, budgetPlural, budgetStore, GRANT_INDEX } from '../shared/budget-informers.js';
 import type { ApiBudgetStore } from '../../lib/kube/budget-store.js';
 import { LEGACY_MMO_FINALIZER, MAINTENANCE_FINALIZER, MaintenanceConditions } from '../../contract/names.js';
@@ -35,16 +35,6 @@ import {
   removeFinalizers,
   withTypeMeta,
 } from '../shared/writes.js';
-import {
-  decideServer,
-  deniedStatus,
-  statusChanged,
-  type Attempt,
-  type DecideOptions,
-  type GrantHolding,
-  type ServerPlan,
-  type StatusWrite,
-} from './decide.js';
 import { isDeleting, stateOf, uidOf } from '../../contract/lifecycle.js';
 import {
   BudgetWaiters,
@@ -63,6 +53,16 @@ import { MaintenanceMetrics } from './metrics.js';
 import { LedgerReleaser } from './releaser.js';
 import { domainOf, serverUnavailableReason } from '../../contract/availability.js';
 import { refKey, refOf, refOfKey, type AnyBudget } from '../../contract/budgets.js';
+import { decideServer } from './decide/server.js';
+import { deniedStatus } from './decide/queue.js';
+import { statusChanged } from './decide/status.js';
+import {
+  type Attempt,
+  type DecideOptions,
+  type GrantHolding,
+  type ServerPlan,
+  type StatusWrite,
+} from './decide/model.js';
 
 /** The grant `uid` holds in each of `budgets`, under the reference `refOf` gives its budget. */
 function holdings<B extends AnyBudget>(

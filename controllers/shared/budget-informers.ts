@@ -8,7 +8,7 @@ import { withoutManagedFields, type Informer } from '../../lib/kube/informer.js'
 import type { Manager } from '../../lib/kube/manager.js';
 import { ApiBudgetStore } from '../../lib/kube/budget-store.js';
 import type { BudgetRef } from '../../contract/budgets.js';
-import { ServerClaimDisruptionBudgetResource, ServerDisruptionBudgetResource } from './kinds.js';
+import { ServerClaimDisruptionBudgetResource, ServerDisruptionBudgetResource } from '../../lib/kube/kinds.js';
 
 /** The index from a maintenance's uid to the budgets whose ledger holds a grant for it. */
 export const GRANT_INDEX = 'grant';

@@ -6,17 +6,12 @@
 // re-decides on; a writer therefore always sees every grant written before its own, even when its
 // first look was at a cached copy (peek: the newer of the watch cache and this process's last read
 // or write).
-import {
-  ServerClaimDisruptionBudgetKind,
-  type ServerClaimDisruptionBudget,
-} from '../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
-import {
-  ServerDisruptionBudgetKind,
-  type ServerDisruptionBudget,
-} from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
+import type { ServerClaimDisruptionBudget } from '../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
+import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { KubeClient, ResourceClient } from './client.js';
 import { isNotFound } from './errors.js';
-import { fresher, resourceOf } from './resources.js';
+import { fresher } from './resources.js';
+import { ServerClaimDisruptionBudgetResource, ServerDisruptionBudgetResource } from './kinds.js';
 
 type Budget = ServerDisruptionBudget | ServerClaimDisruptionBudget;
 
@@ -51,8 +46,8 @@ export class ApiBudgetStore {
   readonly #seen = new Map<string, Budget>();
 
   constructor(client: KubeClient, options: ApiBudgetStoreOptions = {}) {
-    this.#fleet = client.resource(resourceOf(ServerDisruptionBudgetKind));
-    this.#tenant = client.resource(resourceOf(ServerClaimDisruptionBudgetKind));
+    this.#fleet = client.resource(ServerDisruptionBudgetResource);
+    this.#tenant = client.resource(ServerClaimDisruptionBudgetResource);
     this.#timeoutMs = options.timeoutMs === null ? undefined : (options.timeoutMs ?? 2000);
     this.#fieldManager = options.fieldManager;
     this.#cached = options.cached;

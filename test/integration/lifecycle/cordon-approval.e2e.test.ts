@@ -6,7 +6,7 @@ import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
 import { KubeClient } from '../../../lib/kube/client.js';
 import { serviceAccountKubeconfig, waitFor } from '../../../e2e/harness/env.js';
 import { MAINTENANCE_TAINT_KEY, PARKED_ANNOTATION, PARKED_BY_ANNOTATION } from '../../../contract/names.js';
-import { ServerClaimResource } from '../../../controllers/shared/kinds.js';
+import { ServerClaimResource } from '../../../lib/kube/kinds.js';
 import {
   HOLD_FOREVER,
   conditionOf,

@@ -1,9 +1,9 @@
 // The maintenance controller's decision for one server, without I/O.
 import { describe, expect, it } from '@jest/globals';
-import type { Server } from '../../api/metal/v1alpha1/server.js';
-import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
-import type { ServerBoot } from '../../api/maintenance/v1alpha1/serverboot.js';
-import { DEFAULT_POLICY, type Policy } from '../../policies/schema.js';
+import type { Server } from '../../../api/metal/v1alpha1/server.js';
+import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
+import type { ServerBoot } from '../../../api/maintenance/v1alpha1/serverboot.js';
+import { DEFAULT_POLICY, type Policy } from '../../../policies/schema.js';
 import {
   LEGACY_MMO_FINALIZER,
   MAINTENANCE_FINALIZER,
@@ -11,17 +11,13 @@ import {
   OPERATION_ANNOTATION,
   PARKED_ANNOTATION,
   PARKED_BY_ANNOTATION,
-} from '../../contract/names.js';
-import {
-  decideServer,
-  deniedStatus,
-  FIRST_STATUS_GRACE_MS,
-  planPark,
-  type GrantHolding,
-  type ServerInput,
-} from './decide.js';
-import { compareQueue } from '../../contract/lifecycle.js';
-import { canonicalJSON } from '../shared/canonical.js';
+} from '../../../contract/names.js';
+import { compareQueue } from '../../../contract/lifecycle.js';
+import { canonicalJSON } from '../../shared/canonical.js';
+import { decideServer } from './server.js';
+import { deniedStatus } from './queue.js';
+import { planPark } from './park.js';
+import { FIRST_STATUS_GRACE_MS, type GrantHolding, type ServerInput } from './model.js';
 
 const T0 = Date.parse('2026-09-01T10:00:00Z');
 const at = (s: number) => new Date(T0 + s * 1000);
