@@ -6,6 +6,7 @@ COPY package.json package-lock.json ./
 RUN npm ci --no-audit --no-fund
 COPY tsconfig.json tsconfig.build.json ./
 COPY api api
+COPY contract contract
 COPY lib lib
 COPY policies policies
 COPY webhook webhook

@@ -1,6 +1,7 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
+import { boundaries } from './lint/boundaries.js';
 
 export default tseslint.config(
   { ignores: ['dist/', 'node_modules/', 'coverage/', '.tmp/', '**/*.js', '**/*.mjs', '!eslint.config.js'] },
@@ -22,6 +23,12 @@ export default tseslint.config(
       complexity: ['warn', 15],
       'max-depth': ['warn', 4],
     },
+  },
+  {
+    // contract/ is pure rules, lib/ plumbing, and no binary imports another (lint/boundaries.js).
+    files: ['contract/**/*.ts', 'lib/**/*.ts', 'webhook/**/*.ts', 'controllers/**/*.ts', 'cli/**/*.ts'],
+    plugins: { boundaries },
+    rules: { 'boundaries/imports': 'error' },
   },
   {
     files: ['**/*.test.ts', 'e2e/**/*.ts', 'bench/**/*.ts'],

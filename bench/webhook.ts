@@ -40,9 +40,8 @@ import { PolicyStore } from '../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../policies/schema.js';
 import { parseAdmissionReview, toAdmissionResponse, type AdmissionRequest } from '../webhook/admission.js';
 import { MemorySource } from '../webhook/cache-source.js';
-import { createGrantor, type BudgetRef } from '../webhook/grants.js';
 import { InformerWorld, WORLD_INDEXERS } from '../webhook/informer-world.js';
-import { MemoryBudgetStore } from '../webhook/memory-budget-store.js';
+import { MemoryBudgetStore } from '../contract/testing/memory-budget-store.js';
 import {
   checkObject,
   decide,
@@ -60,6 +59,8 @@ import {
 import { perTurn } from '../webhook/per-turn.js';
 import { bufferedLogger } from '../webhook/log.js';
 import { DEFAULT_LOG_SAMPLING, parseLogSampling, type LogSampling } from '../webhook/log-sampling.js';
+import { type BudgetRef } from '../contract/budgets.js';
+import { createGrantor } from '../webhook/grants/reserve.js';
 
 // ------------------------------------------------------------------ load generator (child process)
 

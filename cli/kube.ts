@@ -3,28 +3,24 @@
 // as kubectl resolves them.
 import { KubeConfig } from '@kubernetes/client-node';
 import { KubeClient } from '../lib/kube/client.js';
-import { resourceOf } from '../lib/kube/resources.js';
+
 import { isNotFound } from '../lib/kube/errors.js';
 import type { ResourceClient } from '../lib/kube/client.js';
 import type { KubeObject } from '../api/schema/meta.js';
-import { ServerKind, type Server } from '../api/metal/v1alpha1/server.js';
-import { ServerClaimKind, type ServerClaim } from '../api/metal/v1alpha1/serverclaim.js';
+import type { Server } from '../api/metal/v1alpha1/server.js';
+import type { ServerClaim } from '../api/metal/v1alpha1/serverclaim.js';
+import type { ServerMaintenance } from '../api/maintenance/v1alpha1/servermaintenance.js';
+import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
+import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
+import type { LegacyServerMaintenance } from '../api/legacy/v1alpha1/servermaintenance.js';
 import {
-  ServerMaintenanceKind,
-  type ServerMaintenance,
-} from '../api/maintenance/v1alpha1/servermaintenance.js';
-import {
-  ServerDisruptionBudgetKind,
-  type ServerDisruptionBudget,
-} from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
-import {
-  ServerClaimDisruptionBudgetKind,
-  type ServerClaimDisruptionBudget,
-} from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
-import {
-  LegacyServerMaintenanceKind,
-  type LegacyServerMaintenance,
-} from '../api/legacy/v1alpha1/servermaintenance.js';
+  LegacyServerMaintenanceResource,
+  ServerClaimDisruptionBudgetResource,
+  ServerClaimResource,
+  ServerDisruptionBudgetResource,
+  ServerMaintenanceResource,
+  ServerResource,
+} from '../lib/kube/kinds.js';
 
 export interface ConnectionFlags {
   kubeconfig?: string;
@@ -52,12 +48,12 @@ export interface Api {
 export function api(client: KubeClient): Api {
   return {
     client,
-    servers: client.resource(resourceOf(ServerKind)),
-    claims: client.resource(resourceOf(ServerClaimKind)),
-    maintenances: client.resource(resourceOf(ServerMaintenanceKind)),
-    legacy: client.resource(resourceOf(LegacyServerMaintenanceKind)),
-    serverBudgets: client.resource(resourceOf(ServerDisruptionBudgetKind)),
-    claimBudgets: client.resource(resourceOf(ServerClaimDisruptionBudgetKind)),
+    servers: client.resource(ServerResource),
+    claims: client.resource(ServerClaimResource),
+    maintenances: client.resource(ServerMaintenanceResource),
+    legacy: client.resource(LegacyServerMaintenanceResource),
+    serverBudgets: client.resource(ServerDisruptionBudgetResource),
+    claimBudgets: client.resource(ServerClaimDisruptionBudgetResource),
   };
 }
 

@@ -23,7 +23,7 @@ import {
 } from '../api/maintenance/v1alpha1/servermaintenance.js';
 import type { MaintenanceApproval, ServerClaim } from '../api/metal/v1alpha1/serverclaim.js';
 import type { Server } from '../api/metal/v1alpha1/server.js';
-import { LEGACY_APPROVED_LABEL, translatedApprovals } from '../webhook/rules/legacy-labels.js';
+import { LEGACY_APPROVED_LABEL, translatedApprovals } from '../contract/legacy-labels.js';
 
 /** On a converted object: the uid of the legacy object it replaces. Makes re-runs idempotent. */
 export const MIGRATED_FROM_ANNOTATION = 'maintenance.metal.ironcore.dev/migrated-from-uid';

@@ -2,8 +2,8 @@
 // always give for a review we could read: same apiVersion/kind, response.uid copied from the request.
 import { Type, type Static } from '@sinclair/typebox';
 import { Ajv } from 'ajv';
-import type { Decision } from './decision.js';
-import { reviewInvalid } from './codes.js';
+import { denialStatus, type Decision } from '../contract/denial.js';
+import { reviewInvalid } from './errors.js';
 
 export const ADMISSION_API_VERSION = 'admission.k8s.io/v1';
 
@@ -94,13 +94,6 @@ export function parseAdmissionReview(body: unknown): AdmissionRequest {
 const MAX_WARNING = 256;
 const MAX_WARNINGS = 16;
 
-function reasonFor(status: number): string {
-  if (status === 429) return 'TooManyRequests';
-  if (status === 422) return 'Invalid';
-  if (status >= 500) return 'InternalError';
-  return 'Forbidden';
-}
-
 /** The AdmissionReview answer for a decision. */
 export function toAdmissionResponse(
   uid: string,
@@ -108,23 +101,7 @@ export function toAdmissionResponse(
   audit?: Record<string, string>,
 ): AdmissionReviewResponse {
   const response: AdmissionResponseBody = { uid, allowed: decision.allowed };
-  if (!decision.allowed) {
-    response.status = {
-      code: decision.status,
-      message: `${decision.code}: ${decision.message}`,
-      reason: reasonFor(decision.status),
-      ...(decision.retryAfterSeconds !== undefined || decision.causes
-        ? {
-            details: {
-              ...(decision.retryAfterSeconds !== undefined
-                ? { retryAfterSeconds: decision.retryAfterSeconds }
-                : {}),
-              ...(decision.causes ? { causes: decision.causes } : {}),
-            },
-          }
-        : {}),
-    };
-  }
+  if (!decision.allowed) response.status = denialStatus(decision);
   const warnings = decision.warnings
     .slice(0, MAX_WARNINGS)
     .map((w) => (w.length > MAX_WARNING ? `${w.slice(0, MAX_WARNING - 1)}…` : w));

@@ -10,34 +10,34 @@
 // Stop: readiness fails at once → wait `shutdownDelayMs` (endpoints drop the pod) → close the HTTPS
 // server (in-flight reviews finish; idle keep-alive connections close) → informers, ops, client.
 import type { Logger } from 'pino';
-import { ServerKind, type Server } from '../api/metal/v1alpha1/server.js';
-import { ServerClaimKind, type ServerClaim } from '../api/metal/v1alpha1/serverclaim.js';
-import { BMCKind, type BMC } from '../api/metal/v1alpha1/bmc.js';
-import {
-  ServerMaintenanceKind,
-  type ServerMaintenance,
-} from '../api/maintenance/v1alpha1/servermaintenance.js';
-import {
-  ServerDisruptionBudgetKind,
-  type ServerDisruptionBudget,
-} from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
-import {
-  ServerClaimDisruptionBudgetKind,
-  type ServerClaimDisruptionBudget,
-} from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
+import type { Server } from '../api/metal/v1alpha1/server.js';
+import type { ServerClaim } from '../api/metal/v1alpha1/serverclaim.js';
+import type { BMC } from '../api/metal/v1alpha1/bmc.js';
+import type { ServerMaintenance } from '../api/maintenance/v1alpha1/servermaintenance.js';
+import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
+import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
 import type { KubeClient } from '../lib/kube/client.js';
 import { withManagerNamesOnly, withoutManagedFields } from '../lib/kube/informer.js';
 import { Manager } from '../lib/kube/manager.js';
-import { resourceOf } from '../lib/kube/resources.js';
+
 import { watchPolicy, type PolicyRef } from '../lib/policy/feed.js';
 import { PolicyStore } from '../lib/policy/store.js';
-import { ApiBudgetStore } from './api-budget-store.js';
-import { createGrantor, type AnyBudget, type BudgetRef } from './grants.js';
+import { ApiBudgetStore } from '../lib/kube/budget-store.js';
 import { InformerWorld, WORLD_INDEXERS, type WorldSources } from './informer-world.js';
 import type { LogSampling } from './log-sampling.js';
 import { createWebhookServer, type WebhookServer } from './server.js';
 import { CertReloader, type CertFiles } from './tls.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { type AnyBudget, type BudgetRef } from '../contract/budgets.js';
+import { createGrantor } from './grants/reserve.js';
+import {
+  BMCResource,
+  ServerClaimDisruptionBudgetResource,
+  ServerClaimResource,
+  ServerDisruptionBudgetResource,
+  ServerMaintenanceResource,
+  ServerResource,
+} from '../lib/kube/kinds.js';
 
 export interface WebhookAppOptions {
   client: KubeClient;
@@ -62,23 +62,23 @@ export function worldInformers(mgr: Manager): WorldSources {
   // No rule reads managedFields, except the consumer check on claims, which asks only who wrote one.
   const transform = withoutManagedFields;
   return {
-    servers: mgr.informer<Server>(resourceOf(ServerKind), { indexers: WORLD_INDEXERS.servers, transform }),
-    claims: mgr.informer<ServerClaim>(resourceOf(ServerClaimKind), {
+    servers: mgr.informer<Server>(ServerResource, { indexers: WORLD_INDEXERS.servers, transform }),
+    claims: mgr.informer<ServerClaim>(ServerClaimResource, {
       indexers: WORLD_INDEXERS.claims,
       transform: withManagerNamesOnly,
     }),
-    maintenances: mgr.informer<ServerMaintenance>(resourceOf(ServerMaintenanceKind), {
+    maintenances: mgr.informer<ServerMaintenance>(ServerMaintenanceResource, {
       indexers: WORLD_INDEXERS.maintenances,
       transform,
     }),
-    serverBudgets: mgr.informer<ServerDisruptionBudget>(resourceOf(ServerDisruptionBudgetKind), {
+    serverBudgets: mgr.informer<ServerDisruptionBudget>(ServerDisruptionBudgetResource, {
       transform,
     }),
-    claimBudgets: mgr.informer<ServerClaimDisruptionBudget>(resourceOf(ServerClaimDisruptionBudgetKind), {
+    claimBudgets: mgr.informer<ServerClaimDisruptionBudget>(ServerClaimDisruptionBudgetResource, {
       indexers: WORLD_INDEXERS.claimBudgets,
       transform,
     }),
-    bmcs: mgr.informer<BMC>(resourceOf(BMCKind), { transform }),
+    bmcs: mgr.informer<BMC>(BMCResource, { transform }),
   };
 }
 

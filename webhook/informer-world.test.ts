@@ -14,7 +14,7 @@ import type { ResourceClient } from '../lib/kube/client.js';
 import { objectKey } from '../lib/kube/resources.js';
 import { MemorySource } from './cache-source.js';
 import { InformerWorld, WORLD_INDEXERS, type WorldSources } from './informer-world.js';
-import { MemoryWorld } from './memory-world.js';
+import { MemoryWorld } from './testing/memory-world.js';
 import { loadWorld } from './testdata/load.js';
 import type { BudgetCensus, WorldView } from './world.js';
 

@@ -20,8 +20,9 @@ import type { KubeObject } from '../api/schema/meta.js';
 import type { IndexFunc } from '../lib/kube/informer.js';
 import { objectKey, splitKey } from '../lib/kube/resources.js';
 import type { CacheSource } from './cache-source.js';
-import { matchesSelector } from './selectors.js';
-import { byName, domainOf, serverUnavailableReason, type BudgetCensus, type WorldView } from './world.js';
+import { matchesSelector } from '../contract/selectors.js';
+import { byName, type BudgetCensus, type WorldView } from './world.js';
+import { domainOf, serverUnavailableReason } from '../contract/availability.js';
 
 export interface WorldSources {
   servers: CacheSource<Server>;

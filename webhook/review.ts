@@ -13,9 +13,8 @@ import type { PolicyStore } from '../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../policies/schema.js';
 import { errorMessage } from '../lib/errors.js';
 import type { AdmissionRequest } from './admission.js';
-import { Codes } from './codes.js';
-import { allow, deny, withWarnings, type Decision } from './decision.js';
-import { grantDecision, type BudgetRef, type GrantFunction, type GrantResult } from './grants.js';
+import { Codes } from '../contract/codes.js';
+import { allow, deny, withWarnings, type Decision } from '../contract/denial.js';
 import type { PolicyConfigMapRef, Rule, RuleInput } from './rules/common.js';
 import { contract } from './rules/contract.js';
 import { decideEviction, type EvictionOutcome } from './rules/eviction.js';
@@ -24,6 +23,9 @@ import { mutate } from './rules/mutate.js';
 import { placement } from './rules/placement.js';
 import { policyConfigMap } from './rules/policy-configmap.js';
 import type { WorldView } from './world.js';
+import { type BudgetRef } from '../contract/budgets.js';
+import { type GrantFunction, type GrantResult } from './grants/plan.js';
+import { grantDecision } from './grants/reserve.js';
 
 export type ReviewType = 'validate' | 'mutate';
 

@@ -6,11 +6,11 @@ import { Registry } from 'prom-client';
 import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import { PolicyStore } from '../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../policies/schema.js';
-import { createGrantor } from './grants.js';
-import { MemoryBudgetStore } from './memory-budget-store.js';
-import { MemoryWorld } from './memory-world.js';
+import { MemoryBudgetStore } from '../contract/testing/memory-budget-store.js';
+import { MemoryWorld } from './testing/memory-world.js';
 import { createWebhookServer } from './server.js';
 import { loadReview, loadWorld, NOW } from './testdata/load.js';
+import { createGrantor } from './grants/reserve.js';
 
 const FIXTURES = [
   'claim-set-serverref-cordoned',

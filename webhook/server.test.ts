@@ -4,13 +4,14 @@ import { Registry } from 'prom-client';
 import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import { PolicyStore } from '../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../policies/schema.js';
-import { Codes } from './codes.js';
-import { createGrantor, type BudgetRef } from './grants.js';
-import { MemoryBudgetStore } from './memory-budget-store.js';
-import { MemoryWorld } from './memory-world.js';
+import { Codes } from '../contract/codes.js';
+import { MemoryBudgetStore } from '../contract/testing/memory-budget-store.js';
+import { MemoryWorld } from './testing/memory-world.js';
 import { createWebhookServer, oncePer, type WebhookServerOptions } from './server.js';
 import { find, loadReview, loadWorld, NOW, request } from './testdata/load.js';
 import type { WorldView } from './world.js';
+import { type BudgetRef } from '../contract/budgets.js';
+import { createGrantor } from './grants/reserve.js';
 
 const FLEET: BudgetRef = { kind: 'ServerDisruptionBudget', name: 'fleet' };
 const fleet = (max: number): ServerDisruptionBudget => ({

@@ -24,9 +24,9 @@ import {
   toAdmissionResponse,
   type AdmissionRequest,
 } from './admission.js';
-import { Codes, unauthenticated } from './codes.js';
-import type { Decision } from './decision.js';
-import type { GrantFunction } from './grants.js';
+import { Codes } from '../contract/codes.js';
+import { unauthenticated } from './errors.js';
+import type { Decision } from '../contract/denial.js';
 import { createMetrics, type RouteMetrics, type WebhookMetrics } from './metrics.js';
 import { reviewLogger } from './log.js';
 import {
@@ -41,6 +41,7 @@ import { decide, RULES, type ReviewDeps, type ReviewOutcome, type ReviewType } f
 import type { PolicyConfigMapRef } from './rules/common.js';
 import { secureContextOf, type CertPair, type CertReloader } from './tls.js';
 import type { WorldView } from './world.js';
+import { type GrantFunction } from './grants/plan.js';
 
 /** An UPDATE review carries object and oldObject, each up to etcd's 1.5 MiB: 6 MiB leaves room. */
 export const DEFAULT_BODY_LIMIT = 6 * 1024 * 1024;

@@ -21,12 +21,12 @@ import { pino, type Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { PolicyStore } from '../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../policies/schema.js';
-import { createGrantor } from './grants.js';
-import { MemoryBudgetStore } from './memory-budget-store.js';
-import { MemoryWorld } from './memory-world.js';
+import { MemoryBudgetStore } from '../contract/testing/memory-budget-store.js';
+import { MemoryWorld } from './testing/memory-world.js';
 import { createWebhookServer, type WebhookServer } from './server.js';
 import { loadReview, loadWorld } from './testdata/load.js';
 import { CertReloader, validatePair } from './tls.js';
+import { createGrantor } from './grants/reserve.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'webhook-tls-'));
 const file = (name: string) => join(dir, name);

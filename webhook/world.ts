@@ -2,8 +2,7 @@
 // informer caches with secondary indexes (memory-world.ts is the reference implementation over plain
 // arrays). Every method is synchronous and answers from an index: no method lists a whole kind.
 import type { Server } from '../api/metal/v1alpha1/server.js';
-import type { ServerClaim, Announcement } from '../api/metal/v1alpha1/serverclaim.js';
-import type { BMC } from '../api/metal/v1alpha1/bmc.js';
+import type { ServerClaim } from '../api/metal/v1alpha1/serverclaim.js';
 import type { ServerMaintenance } from '../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
@@ -15,7 +14,7 @@ import type { KubeObject } from '../api/schema/meta.js';
  */
 export interface BudgetCensus {
   expected: number;
-  /** Names of selected servers that are unavailable already (see serverUnavailableReason). */
+  /** Names of selected servers that are unavailable already (see contract/availability.ts). */
   unavailable: readonly string[];
   /**
    * The same names as a set, when the WorldView keeps one: checkRoom then needs no per-request set of
@@ -42,51 +41,7 @@ export interface WorldView {
   claimBudgetCensus(namespace: string, budget: string): BudgetCensus;
 }
 
-export type UnavailableReason = 'Error' | 'Parked' | 'Cordoned' | 'BMCUnreachable' | 'InMaintenance';
-
-/**
- * Why a server already counts as unavailable to every budget, or undefined when it is available.
- * Shared by the rules and the WorldView implementation so both count the same way.
- */
-export function serverUnavailableReason(server: Server, bmc?: BMC): UnavailableReason | undefined {
-  const state = server.status?.state;
-  if (state === 'Error') return 'Error';
-  if (state === 'Parked') return 'Parked';
-  if (state === 'Maintenance' || server.status?.maintenance?.state === 'InMaintenance')
-    return 'InMaintenance';
-  if (server.spec.unclaimable === true) return 'Cordoned';
-  if (bmc && isBMCUnreachable(bmc)) return 'BMCUnreachable';
-  return undefined;
-}
-
-export function isBMCUnreachable(bmc: BMC): boolean {
-  if (bmc.status?.state === 'Error') return true;
-  return (bmc.status?.conditions ?? []).some((c) => c.type === 'Ready' && c.status === 'False');
-}
-
 /** Objects by name: the fixed order budgets are listed and reserved in. */
 export function byName(a: KubeObject, b: KubeObject): number {
   return (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
-}
-
-/** The topology domain of a server for a budget: its topologyKey label value ("" when none). */
-export function domainOf(server: Pick<Server, 'metadata'>, topologyKey: string | undefined): string {
-  return topologyKey ? (server.metadata.labels?.[topologyKey] ?? '') : '';
-}
-
-/** The announcement of a maintenance on a claim, by maintenance uid. */
-export function announcementOf(
-  claim: ServerClaim | undefined,
-  maintenanceUID: string,
-): Announcement | undefined {
-  return claim?.status?.maintenance?.announcements?.find((a) => a.maintenanceUID === maintenanceUID);
-}
-
-/**
- * Whether a maintenance reached a terminal state, so it holds nothing. A deleting maintenance is not
- * finished: its finalizer is still undoing park and grant, and a new one must not start under it.
- */
-export function isFinished(m: ServerMaintenance): boolean {
-  const state = m.status?.state;
-  return state === 'Completed' || state === 'Failed';
 }

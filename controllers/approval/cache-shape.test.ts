@@ -1,8 +1,8 @@
 import type { Server } from '../../api/metal/v1alpha1/server.js';
 import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
-import { hasConsumer } from '../../webhook/rules/eviction.js';
 import { DEFAULT_POLICY } from '../../policies/schema.js';
 import { claimForCache, ownsLabel, sameBinding, serverBinding } from './cache-shape.js';
+import { hasConsumer } from '../../contract/approval.js';
 
 const ME = 'approval-controller';
 const NEEDED = 'metal.ironcore.dev/maintenance-needed';

@@ -4,9 +4,9 @@ import type { Server } from '../../api/metal/v1alpha1/server.js';
 import type { Announcement, ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import { DEFAULT_POLICY, type Policy } from '../../policies/schema.js';
-import { LEGACY_NEEDED_LABEL } from '../shared/names.js';
 import { canonicalJSON } from '../shared/canonical.js';
 import { decideApproval, decideClaim, type ClaimInput } from './decide.js';
+import { LEGACY_NEEDED_LABEL } from '../../contract/legacy-labels.js';
 
 const T0 = Date.parse('2026-09-01T10:00:00Z');
 const at = (s: number) => new Date(T0 + s * 1000);

@@ -5,26 +5,24 @@
 // - decideApproval: the approval fields of one ServerMaintenance (announcedAt, notBefore, deadline,
 //   approval, conditions Announced and Approved).
 //
-// Whether a maintenance is approved is the webhook's own verdict function (approvalVerdict), so this
-// controller and the admission check can never disagree about the rules; the webhook decides again at
-// the InMaintenance transition from the claim itself.
+// Whether a maintenance is approved, its deadline and whether a deferral is in force are the contract's
+// rules (contract/approval.ts), the same the webhook decides the InMaintenance transition by, so this
+// controller and the admission check can never disagree; the webhook decides again from the claim itself.
 import type { Condition } from '../../api/schema/common.js';
 import type { Server } from '../../api/metal/v1alpha1/server.js';
 import type { Announcement, ApprovalSource, ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { Policy } from '../../policies/schema.js';
-import { classPolicy, durationMs } from '../../lib/policy/durations.js';
-import { approvalRequired, approvalVerdict } from '../../webhook/rules/eviction.js';
-import { Codes } from '../../webhook/codes.js';
-import { announcementOf } from '../../webhook/world.js';
-import { findCondition, makeCondition, type ConditionInput } from '../shared/conditions.js';
-import { LEGACY_NEEDED_LABEL, MaintenanceConditions as C } from '../shared/names.js';
-import { earliest, parseTime, rfc3339 } from '../shared/time.js';
+import { Codes } from '../../contract/codes.js';
+import { findCondition, makeCondition, type ConditionInput } from '../../contract/conditions.js';
+import { MaintenanceConditions as C, qualified } from '../../contract/names.js';
+import { earliest, parseTime, rfc3339 } from '../../contract/time.js';
 import { compact } from '../shared/compact.js';
 import { canonicalJSON } from '../shared/canonical.js';
-import { compareQueue, isDeleting, isTerminal, stateOf, uidOf } from '../maintenance/queue.js';
-
-const qualified = (ns: string | undefined, name: string | undefined) => `${ns ?? ''}/${name ?? ''}`;
+import { compareQueue, isDeleting, isTerminal, stateOf, uidOf } from '../../contract/lifecycle.js';
+import { announcementOf } from '../../contract/announcements.js';
+import { LEGACY_NEEDED_LABEL } from '../../contract/legacy-labels.js';
+import { approvalRequired, approvalVerdict, deadlineOf, deferralInForce } from '../../contract/approval.js';
 
 /** Whether the server's binding names this claim (the server side is what metal-operator writes first). */
 export function isBoundTo(server: Server | undefined, claim: ServerClaim): boolean {
@@ -35,23 +33,6 @@ export function isBoundTo(server: Server | undefined, claim: ServerClaim): boole
 /** Maintenances announced to a claim: the unfinished ones of its server, in queue order. */
 export function announceable(maintenances: readonly ServerMaintenance[]): ServerMaintenance[] {
   return maintenances.filter((m) => !isDeleting(m) && !isTerminal(m)).sort(compareQueue);
-}
-
-/**
- * The deadline told to the tenant: spec.approval.deadline, else announcedAt + the class deadline; never
- * earlier than announcedAt + the class minNotice (the webhook's effectiveDeadline reads it back).
- */
-export function announcedDeadline(m: ServerMaintenance, announcedAt: number, policy: Policy): number {
-  const cls = classPolicy(policy, m.spec.class);
-  const stated = parseTime(m.spec.approval?.deadline) ?? announcedAt + durationMs(cls.deadline);
-  return Math.max(stated, announcedAt + durationMs(cls.minNotice));
-}
-
-function liveDeferral(claim: ServerClaim, uid: string, deadline: number | undefined, now: number) {
-  const d = claim.spec.maintenance?.deferrals?.find((x) => x.maintenanceUID === uid);
-  const until = parseTime(d?.until);
-  if (until === undefined || until <= now || (deadline !== undefined && now >= deadline)) return undefined;
-  return until;
 }
 
 function announcementState(m: ServerMaintenance, until: number | undefined): Announcement['state'] {
@@ -68,7 +49,7 @@ function deadlineFor(
   policy: Policy,
 ) {
   if (!approvalRequired(m, policy)) return undefined;
-  return existing?.deadline ?? rfc3339(announcedDeadline(m, parseTime(announcedAt) ?? Date.now(), policy));
+  return existing?.deadline ?? rfc3339(deadlineOf(m, parseTime(announcedAt) ?? Date.now(), policy));
 }
 
 function announcementFor(
@@ -81,7 +62,7 @@ function announcementFor(
   const announcedAt = existing?.announcedAt ?? rfc3339(now);
   const deadline = deadlineFor(m, existing, announcedAt, policy);
   const approval = m.status?.approval ?? { source: undefined, approvedBy: undefined, approvedAt: undefined };
-  const until = liveDeferral(claim, uidOf(m), parseTime(deadline), now.getTime());
+  const until = deferralInForce(claim, uidOf(m), parseTime(deadline), now.getTime())?.until;
   const state = announcementState(m, until);
   const { reason = 'Other', class: cls = 'Planned', priority, description, approval: requirements } = m.spec;
   const announcement = compact({

@@ -15,13 +15,13 @@ import type { Controller, ReconcileResult } from '../../lib/kube/controller.js';
 import { objectKey, splitKey } from '../../lib/kube/resources.js';
 import type { PolicyStore } from '../../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../../policies/schema.js';
-import { ServerClaimResource, ServerMaintenanceResource, ServerResource } from '../shared/kinds.js';
-import { LEGACY_NEEDED_LABEL } from '../shared/names.js';
+import { ServerClaimResource, ServerMaintenanceResource, ServerResource } from '../../lib/kube/kinds.js';
 import { WriteOverlay } from '../shared/overlay.js';
 import { applyOwned, applyStatusOf, withTypeMeta } from '../shared/writes.js';
 import { decideApproval, decideClaim, type ClaimPlan } from './decide.js';
 import { ApprovalMetrics } from './metrics.js';
 import { claimForCache, ownsLabel, sameBinding, serverBinding } from './cache-shape.js';
+import { LEGACY_NEEDED_LABEL } from '../../contract/legacy-labels.js';
 
 export interface ApprovalControllerOptions {
   workers: number;

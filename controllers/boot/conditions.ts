@@ -1,12 +1,9 @@
-// metav1.Condition bookkeeping: lastTransitionTime moves only when the status flips, so a
-// condition says since when it has been true, not when the controller last looked.
+// The boot controller's condition list: one entry per ConditionType, set and removed as the draft
+// status moves. Each entry is built the contract's way (contract/conditions.ts: lastTransitionTime
+// moves only when the status flips).
 import type { Condition } from '../../api/schema/common.js';
+import { findCondition, makeCondition } from '../../contract/conditions.js';
 import type { ConditionType } from './model.js';
-
-/** RFC 3339 without fractions, as the API server stores metav1.Time. */
-export function timeString(at: Date): string {
-  return at.toISOString().replace(/\.\d+Z$/, 'Z');
-}
 
 export interface ConditionInput {
   type: ConditionType;
@@ -24,15 +21,7 @@ export function setCondition(
 ): Condition[] {
   const list = [...(conditions ?? [])];
   const i = list.findIndex((c) => c.type === input.type);
-  const old = i >= 0 ? list[i] : undefined;
-  const next: Condition = {
-    type: input.type,
-    status: input.status,
-    reason: input.reason,
-    message: input.message.slice(0, 4096),
-    lastTransitionTime: old && old.status === input.status ? old.lastTransitionTime : timeString(now),
-    ...(observedGeneration !== undefined ? { observedGeneration } : {}),
-  };
+  const next = makeCondition(conditions, input, now, observedGeneration);
   if (i >= 0) list[i] = next;
   else list.push(next);
   return list;
@@ -43,13 +32,6 @@ export function removeCondition(
   type: ConditionType,
 ): Condition[] {
   return (conditions ?? []).filter((c) => c.type !== type);
-}
-
-export function findCondition(
-  conditions: readonly Condition[] | undefined,
-  type: ConditionType,
-): Condition | undefined {
-  return conditions?.find((c) => c.type === type);
 }
 
 export function isTrue(conditions: readonly Condition[] | undefined, type: ConditionType): boolean {

@@ -14,7 +14,7 @@ import {
   makeServer,
   makeWorld,
   step,
-} from './testing.js';
+} from './testing/boot.js';
 
 const cond = (b: ServerBoot, type: string) => b.status?.conditions?.find((c) => c.type === type);
 const phase = (p: string) => (b: ServerBoot) => b.status?.phase === p;

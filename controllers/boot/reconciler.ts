@@ -2,17 +2,11 @@
 // and the reconcile that reads caches, asks the pure decision, runs its actions at the edge and
 // writes the status (server-side apply on /status) and Events.
 import { ServerBootKind } from '../../api/maintenance/v1alpha1/serverboot.js';
-import {
-  ServerMaintenanceKind,
-  type ServerMaintenance,
-} from '../../api/maintenance/v1alpha1/servermaintenance.js';
-import { BMCKind, type BMC } from '../../api/metal/v1alpha1/bmc.js';
-import { BMCSecretKind, type BMCSecret } from '../../api/metal/v1alpha1/bmcsecret.js';
-import { ServerKind, type Server } from '../../api/metal/v1alpha1/server.js';
-import {
-  ServerBootConfigurationKind,
-  type ServerBootConfiguration,
-} from '../../api/metal/v1alpha1/serverbootconfiguration.js';
+import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import type { BMC } from '../../api/metal/v1alpha1/bmc.js';
+import type { BMCSecret } from '../../api/metal/v1alpha1/bmcsecret.js';
+import type { Server } from '../../api/metal/v1alpha1/server.js';
+import type { ServerBootConfiguration } from '../../api/metal/v1alpha1/serverbootconfiguration.js';
 import type { KubeObject } from '../../api/schema/meta.js';
 import { POLICY_CONFIGMAP } from '../../policies/schema.js';
 import {
@@ -20,7 +14,6 @@ import {
   isAlreadyExists,
   isNotFound,
   objectKey,
-  resourceOf,
   splitKey,
   type Controller,
   type Informer,
@@ -43,6 +36,14 @@ import {
   type Decision,
   type ServerBoot,
 } from './model.js';
+import {
+  BMCResource,
+  BMCSecretResource,
+  ServerBootConfigurationResource,
+  ServerBootResource,
+  ServerMaintenanceResource,
+  ServerResource,
+} from '../../lib/kube/kinds.js';
 
 export const DEFAULT_PHASE_TIMEOUT_MS = 10 * 60_000;
 
@@ -104,21 +105,21 @@ export class BootController {
   constructor(mgr: Manager, options: BootControllerOptions) {
     this.#mgr = mgr;
     this.#o = options;
-    this.#bootClient = mgr.client.resource<ServerBoot>(resourceOf(ServerBootKind));
-    this.#sbcClient = mgr.client.resource<ServerBootConfiguration>(resourceOf(ServerBootConfigurationKind));
-    this.#boots = mgr.informer<ServerBoot>(resourceOf(ServerBootKind), {
+    this.#bootClient = mgr.client.resource<ServerBoot>(ServerBootResource);
+    this.#sbcClient = mgr.client.resource<ServerBootConfiguration>(ServerBootConfigurationResource);
+    this.#boots = mgr.informer<ServerBoot>(ServerBootResource, {
       indexers: {
         server: (b) => [b.spec.serverRef.name],
         maintenance: (b) =>
           b.spec.maintenanceRef ? [`${b.metadata.namespace ?? ''}/${b.spec.maintenanceRef.name}`] : [],
       },
     });
-    this.#servers = mgr.informer<Server>(resourceOf(ServerKind));
-    this.#maintenances = mgr.informer<ServerMaintenance>(resourceOf(ServerMaintenanceKind));
-    this.#bmcs = mgr.informer<BMC>(resourceOf(BMCKind));
-    this.#secrets = mgr.informer<BMCSecret>(resourceOf(BMCSecretKind));
+    this.#servers = mgr.informer<Server>(ServerResource);
+    this.#maintenances = mgr.informer<ServerMaintenance>(ServerMaintenanceResource);
+    this.#bmcs = mgr.informer<BMC>(BMCResource);
+    this.#secrets = mgr.informer<BMCSecret>(BMCSecretResource);
     // Only the configurations this controller made (labelled with their boot's uid).
-    this.#sbcs = mgr.informer<ServerBootConfiguration>(resourceOf(ServerBootConfigurationKind), {
+    this.#sbcs = mgr.informer<ServerBootConfiguration>(ServerBootConfigurationResource, {
       labelSelector: SBC_BOOT_LABEL,
     });
     const policyMaps = mgr.informer<KubeObject & { data?: Record<string, string> }>(Core.ConfigMap, {

@@ -6,7 +6,7 @@ import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
 import type { LedgerEntry, ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { ServerClaimDisruptionBudget } from '../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
-import { MemoryWorld } from '../../webhook/memory-world.js';
+import { MemoryWorld } from '../../webhook/testing/memory-world.js';
 import {
   asDecided,
   claimBudgetStatus,

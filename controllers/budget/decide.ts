@@ -15,16 +15,16 @@ import type { DomainStatus, BudgetStatus } from '../../api/maintenance/v1alpha1/
 import type { LedgerEntry, ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { ServerClaimDisruptionBudget } from '../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
-import { maxAllowedUnavailable } from '../../webhook/rules/eviction.js';
-import { matchesSelector } from '../../webhook/selectors.js';
-import { domainOf, serverUnavailableReason } from '../../webhook/world.js';
-import { makeCondition } from '../shared/conditions.js';
-import { BudgetConditions } from '../shared/names.js';
-import { parseTime } from '../shared/time.js';
-import { isTerminal, stateOf } from '../maintenance/queue.js';
+import { roomIn } from '../../contract/budget-room.js';
+import { matchesSelector } from '../../contract/selectors.js';
+import { makeCondition } from '../../contract/conditions.js';
+import { BudgetConditions } from '../../contract/names.js';
+import { parseTime } from '../../contract/time.js';
+import { isTerminal, stateOf } from '../../contract/lifecycle.js';
 import { canonicalJSON } from '../shared/canonical.js';
+import { domainOf, serverUnavailableReason } from '../../contract/availability.js';
 
-export type AnyBudget = ServerDisruptionBudget | ServerClaimDisruptionBudget;
+import type { AnyBudget } from '../../contract/budgets.js';
 
 /** The status fields the budget controller owns (server-side apply); the ledger is edited by CAS. */
 export type ComputedStatus = Required<
@@ -72,7 +72,7 @@ function domainStatuses(
       expected: e.expected,
       unavailable: e.unavailable.size,
       granted: e.granted,
-      allowed: Math.max(0, maxAllowedUnavailable(maxUnavailable, e.expected) - e.unavailable.size),
+      allowed: Math.max(0, roomIn(maxUnavailable, e.expected, e.unavailable.size).left),
     }));
 }
 
@@ -135,7 +135,7 @@ function emptyDomain(maxUnavailable: number | string) {
     expected: 0,
     unavailable: 0,
     granted: 0,
-    allowed: Math.max(0, maxAllowedUnavailable(maxUnavailable, 0)),
+    allowed: Math.max(0, roomIn(maxUnavailable, 0, 0).left),
   };
 }
 

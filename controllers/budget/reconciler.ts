@@ -13,8 +13,7 @@ import type { ReconcileResult } from '../../lib/kube/controller.js';
 import type { PolicyStore } from '../../lib/policy/store.js';
 import { durationMs } from '../../lib/policy/durations.js';
 import { DEFAULT_POLICY } from '../../policies/schema.js';
-import { matchesSelector } from '../../webhook/selectors.js';
-import { serverUnavailableReason } from '../../webhook/world.js';
+import { matchesSelector } from '../../contract/selectors.js';
 import {
   BMCResource,
   ServerClaimDisruptionBudgetResource,
@@ -22,9 +21,14 @@ import {
   ServerDisruptionBudgetResource,
   ServerMaintenanceResource,
   ServerResource,
-} from '../shared/kinds.js';
-import { budgetInformers, GRANT_INDEX } from '../shared/budget-informers.js';
-import { withoutGrants } from '../../lib/ledger.js';
+} from '../../lib/kube/kinds.js';
+import { budgetInformers, budgetPlural, budgetStore, GRANT_INDEX } from '../shared/budget-informers.js';
+import type { ApiBudgetStore } from '../../lib/kube/budget-store.js';
+import { isNotFound } from '../../lib/kube/errors.js';
+import { sleep } from '../../lib/kube/backoff.js';
+import { refOf } from '../../contract/budgets.js';
+import { compareAndSwap } from '../../contract/ledger/cas.js';
+import { withoutGrants } from '../../contract/ledger/edit.js';
 import { applyStatusOf, withTypeMeta } from '../shared/writes.js';
 import {
   asDecided,
@@ -33,11 +37,12 @@ import {
   confirmExpiry,
   expiryCandidates,
   serverBudgetStatus,
-  type AnyBudget,
   type ComputedStatus,
   type ExpiryReason,
 } from './decide.js';
 import { BudgetMetrics } from './metrics.js';
+import { serverUnavailableReason } from '../../contract/availability.js';
+import { type AnyBudget } from '../../contract/budgets.js';
 
 export interface BudgetControllerOptions {
   workers: number;
@@ -75,6 +80,7 @@ export class BudgetReconciler {
   readonly #sdbClient: ResourceClient<ServerDisruptionBudget>;
   readonly #scdbClient: ResourceClient<ServerClaimDisruptionBudget>;
   readonly #metrics: BudgetMetrics;
+  readonly #budgetStore: ApiBudgetStore;
   readonly #enqueue: (key: string) => void;
   readonly #statusIntervalMs: number;
   /** budget key -> when its status was last written (epoch ms). */
@@ -86,7 +92,9 @@ export class BudgetReconciler {
     this.#statusIntervalMs = options.statusIntervalMs ?? DEFAULT_STATUS_INTERVAL_MS;
     // No reader of these caches needs managedFields (a third of a Server's bytes or more).
     const transform = withoutManagedFields;
-    ({ sdbs: this.#sdbs, scdbs: this.#scdbs } = budgetInformers(mgr));
+    const budgets = budgetInformers(mgr);
+    ({ sdbs: this.#sdbs, scdbs: this.#scdbs } = budgets);
+    this.#budgetStore = budgetStore(mgr, budgets);
     this.#servers = mgr.informer<Server>(ServerResource, {
       indexers: { bmc: (s) => (s.spec.bmcRef?.name ? [s.spec.bmcRef.name] : []) },
       transform,
@@ -284,14 +292,31 @@ export class BudgetReconciler {
     budget: AnyBudget,
     drop: { entry: LedgerEntry; reason: ExpiryReason }[],
   ): Promise<AnyBudget | undefined> {
-    // Compare-and-swap, like the webhook's grant. An entry is removed only as it was decided on (same
-    // uid and grantedAt): a grant re-written meanwhile is a different grant and stays.
-    const written = await this.#mgr.status.updateWithRetry(
-      resource,
-      { name: budget.metadata.name ?? '', namespace: budget.metadata.namespace },
-      (current) => withoutGrants(current, asDecided(drop.map((d) => d.entry))).next,
-      { subresource: 'status', attempts: 20 },
-    );
+    // Compare-and-swap, through the same loop as the webhook's grants and the maintenance controller's
+    // releases. An entry is removed only as it was decided on (same uid and grantedAt): a grant re-written
+    // meanwhile is a different grant and stays.
+    const ref = refOf(budget);
+    const drops = asDecided(drop.map((d) => d.entry));
+    const written = await compareAndSwap<AnyBudget | undefined>({
+      store: this.#budgetStore,
+      ref,
+      attempts: 20,
+      decide: (current) => {
+        const next = current && withoutGrants(current, drops).next;
+        return next ? { kind: 'write', next, then: (w) => w } : { kind: 'done', result: undefined };
+      },
+      lost: (attempt) => {
+        this.#mgr.metrics.statusConflicts.inc({ resource: budgetPlural(ref) });
+        return sleep(Math.random() * Math.min(1000, 25 * 2 ** attempt));
+      },
+      failed: (e, during) => {
+        if (during === 'write' && isNotFound(e)) return undefined;
+        throw e;
+      },
+      exhausted: (conflict) => {
+        throw conflict;
+      },
+    });
     if (!written) return undefined;
     for (const { entry, reason } of drop) {
       this.#metrics.expired.inc({ reason });

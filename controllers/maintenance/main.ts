@@ -6,9 +6,9 @@ import { Option } from 'commander';
 import { runControllerBinary } from '../../lib/kube/binary.js';
 import { positiveInt } from '../shared/flags.js';
 import { policyConfigMapFlag, watchedPolicies } from '../shared/policy.js';
-import { MAINTENANCE_TAINT_KEY } from '../shared/names.js';
+import { MAINTENANCE_TAINT_KEY } from '../../contract/names.js';
 import { MaintenanceReconciler } from './reconciler.js';
-import type { ParkMode } from './decide.js';
+import { type ParkMode } from './decide/model.js';
 
 await runControllerBinary({
   name: 'maintenance-controller',

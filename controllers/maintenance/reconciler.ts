@@ -18,21 +18,15 @@ import { isAlreadyExists, isConflict, isNotFound } from '../../lib/kube/errors.j
 import type { PolicyStore } from '../../lib/policy/store.js';
 import { DEFAULT_POLICY } from '../../policies/schema.js';
 import { errorMessage } from '../../lib/errors.js';
-import {
-  ServerBootResource,
-  ServerClaimDisruptionBudgetResource,
-  ServerDisruptionBudgetResource,
-  ServerMaintenanceResource,
-  ServerResource,
-} from '../shared/kinds.js';
-import { budgetInformers, GRANT_INDEX } from '../shared/budget-informers.js';
-import { LEGACY_MMO_FINALIZER, MAINTENANCE_FINALIZER, MaintenanceConditions } from '../shared/names.js';
-import { findCondition } from '../shared/conditions.js';
-import { BOOT_MAINTENANCE_UID_LABEL } from '../boot/from-maintenance.js';
+import { ServerBootResource, ServerMaintenanceResource, ServerResource } from '../../lib/kube/kinds.js';
+import { budgetInformers, budgetPlural, budgetStore, GRANT_INDEX } from '../shared/budget-informers.js';
+import type { ApiBudgetStore } from '../../lib/kube/budget-store.js';
+import { LEGACY_MMO_FINALIZER, MAINTENANCE_FINALIZER, MaintenanceConditions } from '../../contract/names.js';
+import { findCondition } from '../../contract/conditions.js';
+import { BOOT_MAINTENANCE_UID_LABEL } from '../../contract/boot.js';
 import { WriteOverlay } from '../shared/overlay.js';
 import { admissionDenial, type AdmissionDenial } from '../shared/denial.js';
-import { Codes } from '../../webhook/codes.js';
-import { refKey, refOfKey } from '../../webhook/grants.js';
+import { Codes } from '../../contract/codes.js';
 import {
   addFinalizer,
   applyOwned,
@@ -41,35 +35,32 @@ import {
   removeFinalizers,
   withTypeMeta,
 } from '../shared/writes.js';
+import { isDeleting, stateOf, uidOf } from '../../contract/lifecycle.js';
 import {
-  decideServer,
-  deniedStatus,
-  statusChanged,
-  type Attempt,
-  type DecideOptions,
-  type GrantHolding,
-  type ServerPlan,
-  type StatusWrite,
-} from './decide.js';
-import { isDeleting, stateOf, uidOf } from './queue.js';
-import {
-  BudgetWaiters,
   changedGrantServers,
   fullBudget,
   fullBudgetMessage,
-  retryAfterDenial,
   BUDGET_DENIALS,
-  keepsWokenSlot,
   passesOnWokenSlot,
   slotsFreedByDomain,
   type WakeScope,
   type FullBudget,
 } from './waiters.js';
-import { domainOf, serverUnavailableReason } from '../../webhook/world.js';
 import { MaintenanceMetrics } from './metrics.js';
+import { AdmissionWaits } from './admission-waits.js';
 import { LedgerReleaser } from './releaser.js';
-
-type AnyBudget = ServerDisruptionBudget | ServerClaimDisruptionBudget;
+import { domainOf, serverUnavailableReason } from '../../contract/availability.js';
+import { refKey, refOf, refOfKey, type AnyBudget } from '../../contract/budgets.js';
+import { decideServer } from './decide/server.js';
+import { deniedStatus } from './decide/queue.js';
+import { statusChanged } from './decide/status.js';
+import {
+  type Attempt,
+  type DecideOptions,
+  type GrantHolding,
+  type ServerPlan,
+  type StatusWrite,
+} from './decide/model.js';
 
 /** The grant `uid` holds in each of `budgets`, under the reference `refOf` gives its budget. */
 function holdings<B extends AnyBudget>(
@@ -91,9 +82,6 @@ export interface MaintenanceControllerOptions extends DecideOptions {
   maxBackoffMs: number;
 }
 
-/** Attempts held back by the cache in a row before the webhook is asked regardless. */
-const HELD_BACK_MAX = 3;
-
 /** When a maintenance held back for the first time looks again (no write, no admission review). */
 const HELD_BACK_RECHECK_MS = 2_000;
 
@@ -102,13 +90,8 @@ const MAX_PASSES = 3;
 
 /** A maintenance whose next step a slot waits for: running, or deleted and being undone. */
 const runsOrUndoes = (m: ServerMaintenance) => isDeleting(m) || stateOf(m) === 'InMaintenance';
-/** A budget's refKey, as the webhook's denials name it (the fleet kind is the one with a serverSelector). */
-const budgetKeyOf = (b: AnyBudget) =>
-  refKey({
-    kind: 'serverSelector' in b.spec ? 'ServerDisruptionBudget' : 'ServerClaimDisruptionBudget',
-    namespace: b.metadata.namespace,
-    name: b.metadata.name ?? '',
-  });
+/** A budget's refKey, as the webhook's denials name it. */
+const budgetKeyOf = (b: AnyBudget) => refKey(refOf(b));
 
 export class MaintenanceReconciler {
   readonly #mgr: Manager;
@@ -124,24 +107,12 @@ export class MaintenanceReconciler {
   readonly #bootClient: ResourceClient<ServerBoot>;
   readonly #mOverlay = new WriteOverlay<ServerMaintenance>(withoutManagedFields);
   readonly #sOverlay = new WriteOverlay<Server>(withoutManagedFields);
-  readonly #backoff = new Map<string, number>();
-  /** uids last denied with ServerBusy: a holder that goes away ends their wait early. */
-  readonly #busy = new Set<string>();
-  /**
-   * uid -> how a maintenance waits for budget room: the release that woke it (refusals since, until it
-   * is admitted or gives the slot up), and budget denials in a row (the safety timer doubles with each).
-   */
-  readonly #waitStates = new Map<
-    string,
-    { woken?: { refusals: number; budget: string }; budgetDenials: number }
-  >();
   /** budget key -> its batching releaser (one per budget the controller has released on). */
-  readonly #releasers = new Map<string, LedgerReleaser<AnyBudget>>();
-  /** uid -> attempts held back in a row by a cached full budget. */
-  readonly #heldBack = new Map<string, number>();
+  readonly #releasers = new Map<string, LedgerReleaser>();
+  readonly #budgetStore: ApiBudgetStore;
   /** uids whose last finalizer we removed: deleted, though the cache may not know yet. */
   readonly #finalized = new Set<string>();
-  readonly #waiters = new BudgetWaiters();
+  readonly #waits = new AdmissionWaits();
   readonly #metrics: MaintenanceMetrics;
   readonly #enqueue: (server: string, urgent?: boolean) => void;
 
@@ -156,7 +127,9 @@ export class MaintenanceReconciler {
       transform,
     });
     this.#servers = mgr.informer<Server>(ServerResource, { transform });
-    ({ sdbs: this.#sdbs, scdbs: this.#scdbs } = budgetInformers(mgr));
+    const budgets = budgetInformers(mgr);
+    ({ sdbs: this.#sdbs, scdbs: this.#scdbs } = budgets);
+    this.#budgetStore = budgetStore(mgr, budgets);
     // ServerBoots made from spec.boot carry their maintenance's uid as a label.
     this.#boots = mgr.informer<ServerBoot>(ServerBootResource, {
       labelSelector: BOOT_MAINTENANCE_UID_LABEL,
@@ -197,7 +170,7 @@ export class MaintenanceReconciler {
       delete: (m) => {
         this.#mOverlay.forget(m.metadata);
         this.#finalized.delete(uidOf(m));
-        this.#forgetWaits(uidOf(m));
+        this.#waits.forget(uidOf(m));
         this.#holderGone(m.spec.serverRef.name);
         this.#enqueue(m.spec.serverRef.name, true);
       },
@@ -218,7 +191,7 @@ export class MaintenanceReconciler {
         if (this.#maintenances.byIndex('server', s).length > 0) this.#enqueue(s);
       const budget = budgetKeyOf((after ?? before)!);
       // A deleted budget limits nobody any more: every waiter it refused looks again.
-      if (!after) this.#wake(this.#waiters.waitingFor({ budget }), { budget });
+      if (!after) this.#wake(this.#waits.waiters.waitingFor({ budget }), { budget });
       else if (before)
         for (const { domain, freed } of slotsFreedByDomain(before, after))
           this.#wake(freed, domain === undefined ? { budget } : { budget, domain });
@@ -237,37 +210,23 @@ export class MaintenanceReconciler {
     this.#boots.on({ add: onBoot, update: (_o, b) => onBoot(b), delete: onBoot });
     this.#policies.onChange(() => {
       // Timeouts, windows or approval rules may have changed: every waiting maintenance looks again now.
-      this.#backoff.clear();
+      this.#waits.clearBackoff();
       for (const m of this.#maintenances.list()) enqueueM(m);
     });
   }
 
   /** A holder of `server` left: maintenances that were told ServerBusy need not wait out the hint. */
   #holderGone(server: string): void {
-    for (const m of this.#maintenances.byIndex('server', server)) {
-      if (!this.#busy.delete(uidOf(m))) continue;
-      this.#backoff.delete(uidOf(m));
-    }
-  }
-
-  #forgetWaits(uid: string): void {
-    this.#backoff.delete(uid);
-    this.#busy.delete(uid);
-    this.#waitStates.delete(uid);
-    this.#heldBack.delete(uid);
+    this.#waits.holderGone(this.#maintenances.byIndex('server', server));
   }
 
   #wake(n: number, scope: WakeScope & { budget: string }): void {
     if (n <= 0) return;
-    for (const server of this.#waiters.take(n, scope)) {
-      for (const m of this.#maintenances.byIndex('server', server)) {
-        this.#backoff.delete(uidOf(m));
-        const { budgetDenials = 0 } = this.#waitStates.get(uidOf(m)) ?? {};
-        this.#waitStates.set(uidOf(m), { woken: { refusals: 0, budget: scope.budget }, budgetDenials });
-      }
+    for (const server of this.#waits.waiters.take(n, scope)) {
+      for (const m of this.#maintenances.byIndex('server', server)) this.#waits.woken(uidOf(m), scope.budget);
       this.#enqueue(server, true);
     }
-    this.#metrics.budgetWaiters.set(this.#waiters.size);
+    this.#metrics.budgetWaiters.set(this.#waits.waiters.size);
   }
 
   /** The server's topology domain in a budget (refKey): "" for claim budgets and those without a key. */
@@ -349,7 +308,7 @@ export class MaintenanceReconciler {
       server = await this.#serverClient.find(serverName);
       serverGone = !server;
     }
-    if (maintenances.length === 0) this.#waiters.remove(serverName);
+    if (maintenances.length === 0) this.#waits.waiters.remove(serverName);
     const plan = decideServer({
       serverName,
       server,
@@ -360,7 +319,7 @@ export class MaintenanceReconciler {
       policy,
       now: new Date(),
       options: this.#o,
-      backoff: this.#backoff,
+      backoff: this.#waits.backoff,
     });
     try {
       return await this.#execute(serverName, server, plan);
@@ -461,24 +420,14 @@ export class MaintenanceReconciler {
   }
 
   /** The batching releaser of one budget's ledger (see releaser.ts). */
-  #releaserOf(ref: BudgetRef): LedgerReleaser<AnyBudget> {
+  #releaserOf(ref: BudgetRef): LedgerReleaser {
     const key = refKey(ref);
     let releaser = this.#releasers.get(key);
     if (releaser) return releaser;
-    const fleet = ref.kind === 'ServerDisruptionBudget';
-    const resource = fleet
-      ? this.#mgr.client.resource<AnyBudget>(ServerDisruptionBudgetResource)
-      : this.#mgr.client.resource<AnyBudget>(ServerClaimDisruptionBudgetResource);
-    const plural = resource.type.plural;
-    releaser = new LedgerReleaser<AnyBudget>(
-      {
-        cached: () =>
-          fleet ? this.#sdbs.getByName(ref.name) : this.#scdbs.getByName(ref.name, ref.namespace),
-        read: () => resource.find(ref.name, ref.namespace),
-        write: (b) => resource.replaceStatus(b, { fieldManager: this.#mgr.status.fieldManager }),
-      },
-      { onConflict: () => this.#mgr.metrics.statusConflicts.inc({ resource: plural }) },
-    );
+    const resource = budgetPlural(ref);
+    releaser = new LedgerReleaser(this.#budgetStore, ref, {
+      onConflict: () => this.#mgr.metrics.statusConflicts.inc({ resource }),
+    });
     this.#releasers.set(key, releaser);
     return releaser;
   }
@@ -533,20 +482,20 @@ export class MaintenanceReconciler {
         retryAfterMs: undefined,
         budget: refKey({ kind: 'ServerDisruptionBudget', name: full.name }),
       });
-      if (this.#heldBack.get(uidOf(m)) !== 1) return waits;
+      if (this.#waits.heldBack(uidOf(m)) !== 1) return waits;
       // The first hold-back looks again soon: our copy of the server may be behind the budget's count
       // (a server cordoned a moment ago already counts as unavailable there, and the webhook admits it).
-      this.#backoff.set(uidOf(m), Date.now() + HELD_BACK_RECHECK_MS);
+      this.#waits.backOff(uidOf(m), Date.now() + HELD_BACK_RECHECK_MS);
       return { ms: HELD_BACK_RECHECK_MS, reason: waits.reason };
     }
-    this.#heldBack.delete(uidOf(m));
+    this.#waits.asked(uidOf(m));
     try {
       const written = await this.#writeStatus({ m, status });
       if (!written) return undefined;
       this.#metrics.attempts.inc({ result: 'admitted' });
-      this.#forgetWaits(uidOf(m));
-      this.#waiters.remove(serverName);
-      this.#metrics.budgetWaiters.set(this.#waiters.size);
+      this.#waits.forget(uidOf(m));
+      this.#waits.waiters.remove(serverName);
+      this.#metrics.budgetWaiters.set(this.#waits.waiters.size);
       if (attempt.enteredAt !== undefined)
         this.#metrics.timeInState.observe(
           { state: attempt.from },
@@ -575,7 +524,7 @@ export class MaintenanceReconciler {
   /**
    * The full budget this attempt waits for without asking the webhook (see fullBudget), or undefined.
    * A server unavailable already is never held back (the webhook admits it without room), and after
-   * HELD_BACK_MAX hold-backs in a row the webhook is asked anyway: a cache that is wrong in a way we
+   * HELD_BACK_MAX (admission-waits.ts) hold-backs in a row the webhook is asked anyway: a cache that is wrong in a way we
    * cannot see (a BMC outage this controller does not watch) delays a maintenance, it does not strand it.
    */
   #heldBackBy(serverName: string, uid: string): FullBudget | undefined {
@@ -583,10 +532,7 @@ export class MaintenanceReconciler {
     if (!server || serverUnavailableReason(server)) return undefined;
     const full = fullBudget(this.#sdbs.list(), server.metadata.labels, uid);
     if (!full) return undefined;
-    const n = (this.#heldBack.get(uid) ?? 0) + 1;
-    if (n > HELD_BACK_MAX) return undefined;
-    this.#heldBack.set(uid, n);
-    return full;
+    return this.#waits.holdBack(uid) ? full : undefined;
   }
 
   /** A refusal (the webhook's, or the cache's prediction of it): the waiting status, backoff, waiters. */
@@ -598,45 +544,27 @@ export class MaintenanceReconciler {
     const { m } = attempt;
     this.#metrics.denied.inc({ reason: denial.reason });
     const budget = BUDGET_DENIALS.has(denial.reason);
-    const woken = this.#waitStates.get(uidOf(m))?.woken;
-    const delay = Math.min(this.#o.maxBackoffMs, this.#waitAfterDenial(uidOf(m), denial));
-    this.#backoff.set(uidOf(m), Date.now() + delay);
+    const wokenBy = this.#waits.wokenBy(uidOf(m));
+    const delay = Math.min(this.#o.maxBackoffMs, this.#waits.waitAfterDenial(uidOf(m), denial));
+    this.#waits.backOff(uidOf(m), Date.now() + delay);
     if (budget)
-      this.#waiters.add(
+      this.#waits.waiters.add(
         serverName,
         m,
         denial.budget,
         denial.budget !== undefined ? this.#domainIn(denial.budget, serverName) : undefined,
       );
     // Woken for a slot it cannot use: the next waiter of that budget gets it, now rather than at its timer.
-    if (woken && passesOnWokenSlot(woken.budget, denial))
-      this.#wake(1, { budget: woken.budget, domain: this.#domainIn(woken.budget, serverName) });
-    if (denial.reason === 'ServerBusy') this.#busy.add(uidOf(m));
-    this.#metrics.budgetWaiters.set(this.#waiters.size);
+    if (wokenBy !== undefined && passesOnWokenSlot(wokenBy, denial))
+      this.#wake(1, { budget: wokenBy, domain: this.#domainIn(wokenBy, serverName) });
+    if (denial.reason === 'ServerBusy') this.#waits.busy(uidOf(m));
+    this.#metrics.budgetWaiters.set(this.#waits.waiters.size);
     await this.#recordDenial(attempt, denial.reason, denial.message);
     this.#mgr.logger.debug(
       { server: serverName, maintenance: m.metadata.name, code: denial.code, delay },
       'InMaintenance denied',
     );
     return { ms: delay, reason: budget ? 'denied-budget' : 'denied' };
-  }
-
-  /** How long a denied maintenance waits before it asks again on its own (see retryAfterDenial). */
-  #waitAfterDenial(
-    uid: string,
-    denial: { reason: string; retryAfterMs: number | undefined; budget?: string },
-  ): number {
-    const { woken, budgetDenials = 0 } = this.#waitStates.get(uid) ?? {};
-    const keeps = woken !== undefined && keepsWokenSlot(woken.budget, denial);
-    const next = retryAfterDenial(denial, { woken: keeps ? woken.refusals : undefined, budgetDenials });
-    const stillWoken = keeps && next.woken !== undefined ? { ...woken, refusals: next.woken } : undefined;
-    if (!stillWoken && next.budgetDenials === 0) this.#waitStates.delete(uid);
-    else
-      this.#waitStates.set(uid, {
-        ...(stillWoken ? { woken: stillWoken } : {}),
-        budgetDenials: next.budgetDenials,
-      });
-    return next.ms;
   }
 
   async #recordDenial(attempt: Attempt, reason: string, message: string): Promise<void> {

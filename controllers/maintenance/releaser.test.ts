@@ -1,7 +1,12 @@
 // The batched ledger releaser against an in-memory budget with the API server's optimistic concurrency.
 import { describe, expect, it } from '@jest/globals';
+import type { AnyBudget, BudgetRef } from '../../contract/budgets.js';
+import type { BudgetStore } from '../../contract/ledger/port.js';
 import { KubeApiError } from '../../lib/kube/errors.js';
-import { LedgerReleaser, type LedgerStore } from './releaser.js';
+import { fresher } from '../../lib/kube/resources.js';
+import { LedgerReleaser } from './releaser.js';
+
+const REF: BudgetRef = { kind: 'ServerDisruptionBudget', name: 'fleet' };
 
 interface Budget {
   metadata: { name: string; uid: string; resourceVersion: string };
@@ -20,13 +25,16 @@ function budgetStore(uids: string[]) {
   const log = { reads: 0, writes: 0, conflicts: 0 };
   let cache: Budget | undefined = structuredClone(stored);
   let before: (() => void) | undefined;
-  const store: LedgerStore<Budget> = {
-    cached: () => cache,
-    read: () => {
+  let last: Budget | undefined;
+  // The port's peek: the newer of the watch cache and our last write (as lib/kube/budget-store.ts does).
+  const store: BudgetStore = {
+    peek: () => fresher(cache, last) as AnyBudget | undefined,
+    get: () => {
       log.reads++;
-      return Promise.resolve(structuredClone(stored));
+      return Promise.resolve(structuredClone(stored) as unknown as AnyBudget);
     },
-    write: async (b) => {
+    replaceStatus: async (_ref, budget) => {
+      const b = budget as unknown as Budget;
       await Promise.resolve();
       before?.();
       if (b.metadata.resourceVersion !== stored.metadata.resourceVersion) {
@@ -38,7 +46,8 @@ function budgetStore(uids: string[]) {
         ...b,
         metadata: { ...b.metadata, resourceVersion: String(Number(stored.metadata.resourceVersion) + 1) },
       };
-      return structuredClone(stored);
+      last = structuredClone(stored);
+      return structuredClone(stored) as unknown as AnyBudget;
     },
   };
   return {
@@ -64,7 +73,7 @@ function budgetStore(uids: string[]) {
 describe('LedgerReleaser', () => {
   it('writes the releases that wait together in one write, from the cached copy', async () => {
     const b = budgetStore(['a', 'b', 'c', 'd']);
-    const r = new LedgerReleaser(b.store);
+    const r = new LedgerReleaser(b.store, REF);
     const results = await Promise.all([r.release('a'), r.release('b'), r.release('c')]);
     expect(results).toEqual([true, true, true]);
     expect(b.grants()).toEqual(['d']);
@@ -80,7 +89,7 @@ describe('LedgerReleaser', () => {
       once = false;
     });
     let conflicts = 0;
-    const r = new LedgerReleaser(b.store, { onConflict: () => conflicts++ });
+    const r = new LedgerReleaser(b.store, REF, { onConflict: () => conflicts++ });
     expect(await r.release('a')).toBe(true);
     expect(conflicts).toBe(1);
     expect(b.log.reads).toBe(1);
@@ -90,7 +99,7 @@ describe('LedgerReleaser', () => {
   it('does not trust a copy without the entry: a fresh read decides it is gone', async () => {
     const b = budgetStore(['a']);
     b.setCache({ metadata: { name: 'fleet', uid: 'b1', resourceVersion: '0' }, status: { grants: [] } });
-    const r = new LedgerReleaser(b.store);
+    const r = new LedgerReleaser(b.store, REF);
     expect(await r.release('a')).toBe(true);
     expect(b.log.reads).toBe(1);
     expect(await r.release('gone')).toBe(false);
@@ -99,7 +108,7 @@ describe('LedgerReleaser', () => {
   it('gives up after its attempts with the conflict, and rejects only that batch', async () => {
     const b = budgetStore(['a', 'b']);
     b.beforeWrite(() => b.otherWriter('x'));
-    const r = new LedgerReleaser(b.store, { attempts: 3 });
+    const r = new LedgerReleaser(b.store, REF, { attempts: 3 });
     await expect(r.release('a')).rejects.toThrow('modified');
     b.beforeWrite(undefined);
     expect(await r.release('b')).toBe(true);

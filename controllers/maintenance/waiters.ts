@@ -8,10 +8,11 @@
 // refused sleeps.
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { LabelSelector } from '../../api/schema/common.js';
-import { maxAllowedUnavailable } from '../../webhook/rules/eviction.js';
-import { matchesSelector } from '../../webhook/selectors.js';
-import { domainOf } from '../../webhook/world.js';
-import { compareQueueKeys, queueKey, type QueueKey } from './queue.js';
+import { roomIn, type Room } from '../../contract/budget-room.js';
+import { describeBudget } from '../../contract/budgets.js';
+import { matchesSelector } from '../../contract/selectors.js';
+import { compareQueueKeys, queueKey, type QueueKey } from '../../contract/lifecycle.js';
+import { domainOf } from '../../contract/availability.js';
 
 interface Waiter {
   /** The queue key of the maintenance waiting (computed once: take() runs per release). */
@@ -333,7 +334,7 @@ function domainCount(
   b: FleetBudgetLike,
   labels: Record<string, string> | undefined,
   maintenanceUID: string,
-): { domain: string; inUse: number; allowed: number; expected: number } | undefined {
+): ({ domain: string; expected: number } & Room) | undefined {
   const grants = b.status?.grants ?? [];
   if (grants.some((g) => g.maintenanceUID === maintenanceUID)) return undefined;
   const domain = domainOf({ metadata: { labels } }, b.spec.topologyKey);
@@ -341,12 +342,8 @@ function domainCount(
   if (!d) return undefined;
   const expected = d.expected ?? 0;
   const held = grants.filter((g) => (g.domain ?? '') === domain).length;
-  return {
-    domain,
-    expected,
-    allowed: maxAllowedUnavailable(b.spec.maxUnavailable, expected),
-    inUse: (d.unavailable ?? 0) + held - (d.granted ?? 0),
-  };
+  const room = roomIn(b.spec.maxUnavailable, expected, (d.unavailable ?? 0) + held - (d.granted ?? 0));
+  return { domain, expected, ...room };
 }
 
 /** The budget as a FullBudget when it has no room for the server's domain (see fullBudget). */
@@ -358,13 +355,14 @@ function noRoom(
   const count = domainCount(b, labels, maintenanceUID);
   if (!count) return undefined;
   const paused = b.spec.paused === true;
-  if (!paused && count.inUse + 1 <= count.allowed) return undefined;
-  return { name: b.metadata.name ?? '', paused, maxUnavailable: b.spec.maxUnavailable, ...count };
+  if (!paused && count.left >= 1) return undefined;
+  const { left: _left, ...figures } = count;
+  return { name: b.metadata.name ?? '', paused, maxUnavailable: b.spec.maxUnavailable, ...figures };
 }
 
 /** The waiting message for a held-back attempt, worded like the webhook's refusal. */
 export function fullBudgetMessage(f: FullBudget): string {
-  const which = `ServerDisruptionBudget ${f.name}${f.domain ? ` (domain ${JSON.stringify(f.domain)})` : ''}`;
+  const which = describeBudget({ kind: 'ServerDisruptionBudget', name: f.name }, f.domain);
   if (f.paused) return `${which} is paused (as cached); waiting for it to resume`;
   return (
     `${which}: ${f.inUse} unavailable, ${f.allowed} allowed (maxUnavailable ` +

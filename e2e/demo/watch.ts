@@ -19,7 +19,7 @@ import {
 import type { KubeClient } from '../../lib/kube/client.js';
 import { Informer } from '../../lib/kube/informer.js';
 import { objectKey, resourceOf } from '../../lib/kube/resources.js';
-import { matchesSelector } from '../../webhook/selectors.js';
+import { matchesSelector } from '../../contract/selectors.js';
 
 /** What happened to one maintenance, as the watch saw it. */
 export interface MaintenanceRecord {
@@ -51,7 +51,12 @@ export interface BudgetPeak {
   peak: number;
 }
 
-/** maxUnavailable as a number of servers: an integer, or a percentage rounded up (like a PDB). */
+/**
+ * maxUnavailable as a number of servers: an integer, or a percentage rounded up (like a PDB).
+ * Written again here on purpose, not imported from contract/budget-room.ts: the watcher is an
+ * independent oracle that checks the system from outside, and a bug in the contract's formula must
+ * show up as a violation here rather than be shared by the code under test and its judge.
+ */
 export function allowedOf(maxUnavailable: number | string, expected: number): number {
   if (typeof maxUnavailable === 'number') return maxUnavailable;
   const pct = Number(maxUnavailable.replace('%', ''));

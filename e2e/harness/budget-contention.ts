@@ -28,11 +28,11 @@ import { KubeClient, type ResourceClient } from '../../lib/kube/client.js';
 import { KubeApiError } from '../../lib/kube/errors.js';
 import { errorMessage } from '../../lib/errors.js';
 import { Core, resourceOf } from '../../lib/kube/resources.js';
-import { ApiBudgetStore } from '../../webhook/api-budget-store.js';
-import { releaseGrants } from '../../webhook/grants.js';
+import { ApiBudgetStore } from '../../lib/kube/budget-store.js';
 import type { PolicyRule } from './env.js';
 import type { WebhookHandle } from './webhook.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { releaseGrants } from '../../webhook/grants/release.js';
 
 const MAINT = 'maintenance.metal.ironcore.dev';
 const METAL = 'metal.ironcore.dev';

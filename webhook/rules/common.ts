@@ -1,7 +1,7 @@
 // What every rule receives, and small readers shared by the rules.
 import type { Policy } from '../../policies/schema.js';
 import type { AdmissionRequest, UserInfo } from '../admission.js';
-import type { Decision } from '../decision.js';
+import type { Decision } from '../../contract/denial.js';
 import type { WorldView } from '../world.js';
 
 export interface PolicyConfigMapRef {
@@ -67,12 +67,3 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
     ka.every((k) => jsonEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]))
   );
 }
-
-export function parseTime(value: string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const t = Date.parse(value);
-  return Number.isNaN(t) ? undefined : t;
-}
-
-export const qualified = (namespace: string | undefined, name: string | undefined) =>
-  namespace ? `${namespace}/${name ?? ''}` : (name ?? '');

@@ -1,6 +1,6 @@
 import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
 import type { ServerBoot } from '../../api/maintenance/v1alpha1/serverboot.js';
-import { Codes } from '../codes.js';
+import { Codes } from '../../contract/codes.js';
 import { clone, ruleInput } from '../testdata/helpers.js';
 import {
   APPROVAL_CONTROLLER,

@@ -8,9 +8,11 @@ import type { ServerBoot } from '../../api/maintenance/v1alpha1/serverboot.js';
 import { METAL_GROUP } from '../../api/metal/v1alpha1/group.js';
 import type { ServerClaim, Announcement, MaintenanceDeferral } from '../../api/metal/v1alpha1/serverclaim.js';
 import type { KubeObject } from '../../api/schema/meta.js';
-import { Codes } from '../codes.js';
-import { allow, combine, deny, type Decision } from '../decision.js';
-import { isOneOf, isResource, jsonEqual, objects, parseTime, qualified, type RuleInput } from './common.js';
+import { Codes } from '../../contract/codes.js';
+import { allow, combine, deny, type Decision } from '../../contract/denial.js';
+import { isOneOf, isResource, jsonEqual, objects, type RuleInput } from './common.js';
+import { parseTime } from '../../contract/time.js';
+import { qualified } from '../../contract/names.js';
 
 export const SYSTEM_GROUP = 'system.metal.ironcore.dev';
 export const BASEBOARD_GROUP = 'baseboard.metal.ironcore.dev';

@@ -3,8 +3,7 @@ import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serv
 import type { ServerClaimDisruptionBudget } from '../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import { DEFAULT_POLICY, type Policy } from '../../policies/schema.js';
-import { Codes } from '../codes.js';
-import type { BudgetReservation } from '../grants.js';
+import { Codes } from '../../contract/codes.js';
 import type { BudgetCensus } from '../world.js';
 import { clone, ruleInput } from '../testdata/helpers.js';
 import {
@@ -16,7 +15,8 @@ import {
   request,
   type Fixtures,
 } from '../testdata/load.js';
-import { checkRoom, decideEviction, maxAllowedUnavailable, type RoomInput } from './eviction.js';
+import { decideEviction } from './eviction.js';
+import { type BudgetReservation, checkRoom, type RoomInput } from '../grants/plan.js';
 
 type World = ReturnType<typeof loadWorld>;
 
@@ -417,34 +417,7 @@ describe('eviction: the grant plan', () => {
   });
 });
 
-describe('room (PodDisruptionBudget arithmetic)', () => {
-  it.each<[number | string, number, number]>([
-    [1, 10, 1],
-    [0, 10, 0],
-    [5, 3, 5],
-    ['10%', 5, 1],
-    ['10%', 10, 1],
-    ['10%', 11, 2],
-    ['0%', 50, 0],
-    ['100%', 7, 7],
-    ['33%', 3, 1],
-    ['abc', 10, 0],
-    [-1, 10, 0],
-    [1.5, 10, 0],
-  ])('maxUnavailable %j of %d allows %d', (max, expected, allowed) => {
-    expect(maxAllowedUnavailable(max, expected)).toBe(allowed);
-  });
-
-  it('rounds percentages up, never below the exact share (property)', () => {
-    fc.assert(
-      fc.property(fc.integer({ min: 0, max: 100 }), fc.integer({ min: 0, max: 100000 }), (pct, n) => {
-        const allowed = maxAllowedUnavailable(`${pct}%`, n);
-        expect(allowed).toBeGreaterThanOrEqual((pct * n) / 100);
-        expect(allowed - 1).toBeLessThan((pct * n) / 100);
-      }),
-    );
-  });
-
+describe('room in a ledger (checkRoom)', () => {
   const budget = (
     grants: { uid: string; server: string; domain?: string }[],
     spec: Partial<ServerDisruptionBudget['spec']> = {},

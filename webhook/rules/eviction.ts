@@ -1,319 +1,27 @@
 // Eviction (WS2), the decision part. A ServerMaintenance moving into InMaintenance (a status write) is
 // the disruption. It is admitted only if approval holds, no other maintenance holds the server, and every
 // budget selecting the server or its claim has room. This module decides everything that can be decided
-// from the caches and returns a GrantPlan; grants.ts then takes the room atomically on the budgets' ledgers
-// (the only step that needs fresh data). Room math follows the PodDisruptionBudget's.
+// from the caches and returns a GrantPlan; grants/ then takes the room atomically on the budgets' ledgers
+// (the only step that needs fresh data).
 import { MAINTENANCE_GROUP } from '../../api/maintenance/v1alpha1/group.js';
-import type {
-  ServerMaintenance,
-  LedgerEntry,
-  MaintenanceClass,
-} from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { Server } from '../../api/metal/v1alpha1/server.js';
 import type { ServerClaim, ApprovalSource } from '../../api/metal/v1alpha1/serverclaim.js';
-import type { AutoApprovalRule, Policy } from '../../policies/schema.js';
-import { classPolicy, durationMs } from '../../lib/policy/durations.js';
+import type { Policy } from '../../policies/schema.js';
+import { classPolicy } from '../../lib/policy/durations.js';
 import { inWindow, nextWindowOpening } from '../../lib/policy/window.js';
-import { Codes, type Code } from '../codes.js';
-import { allow, deny, secondsUntil, type Decision } from '../decision.js';
-import type { AnyBudget, BudgetReservation, GrantPlan } from '../grants.js';
-import { announcementOf, byName, domainOf, isFinished, type WorldView } from '../world.js';
-import { isOneOf, isResource, objects, parseTime, qualified, type RuleInput } from './common.js';
-
-// ---------------------------------------------------------------- room (PodDisruptionBudget arithmetic)
-
-/**
- * How many of `expected` servers may be unavailable: an integer as is; a percentage rounds UP, as
- * PodDisruptionBudget maxUnavailable does (`ceil(pct * expected / 100)`). A malformed value allows 0.
- */
-export function maxAllowedUnavailable(maxUnavailable: number | string | undefined, expected: number): number {
-  if (typeof maxUnavailable === 'number')
-    return Number.isInteger(maxUnavailable) && maxUnavailable >= 0 ? maxUnavailable : 0;
-  const match = /^(\d{1,3})%$/.exec(maxUnavailable ?? '');
-  if (!match) return 0;
-  const pct = Math.min(100, Number(match[1]));
-  return Math.ceil((pct * expected) / 100);
-}
-
-export interface RoomInput {
-  budget: AnyBudget;
-  reservation: BudgetReservation;
-  server: string;
-  maintenanceUID: string;
-  ledgerCap: number;
-  /** Maintenances on this server the caches show finished: their leftover entries do not hold it. */
-  finishedOnServer: ReadonlySet<string>;
-}
-
-export type RoomCheck =
-  | { kind: 'present' }
-  | { kind: 'fits'; allowed: number; inUse: number; expected: number; alreadyUnavailable: boolean }
-  | {
-      kind: 'denied';
-      code: Code;
-      message: string;
-      retryAfterSeconds: number;
-      allowed?: number;
-      inUse?: number;
-    };
-
-export function describeBudget(reservation: BudgetReservation): string {
-  const { ref, domain } = reservation;
-  const name = qualified(ref.namespace, ref.name);
-  return `${ref.kind} ${name}${domain ? ` (domain ${JSON.stringify(domain)})` : ''}`;
-}
-
-/** Reasons a budget grants nothing right now, whatever its room: held server, paused, stale, full ledger. */
-function budgetBlocked(input: RoomInput): Extract<RoomCheck, { kind: 'denied' }> | undefined {
-  const { budget, server, maintenanceUID } = input;
-  const grants = budget.status?.grants ?? [];
-  const holder = grants.find(
-    (g) =>
-      g.server === server &&
-      g.maintenanceUID !== maintenanceUID &&
-      !input.finishedOnServer.has(g.maintenanceUID),
-  );
-  if (holder) {
-    const other = qualified(holder.maintenance.namespace, holder.maintenance.name);
-    return {
-      kind: 'denied',
-      code: Codes.SERVER_BUSY,
-      message: `server ${server} is held by maintenance ${other} (grant in ${describeBudget(input.reservation)})`,
-      retryAfterSeconds: 30,
-    };
-  }
-  if (budget.spec.paused === true) {
-    return {
-      kind: 'denied',
-      code: Codes.BUDGET_PAUSED,
-      message: `${describeBudget(input.reservation)} is paused`,
-      retryAfterSeconds: 60,
-    };
-  }
-  const generation = budget.metadata.generation ?? 0;
-  const observed = budget.status?.observedGeneration ?? 0;
-  if (observed < generation) {
-    // Like the Eviction API: a budget whose status predates its spec can't be trusted (429, retry 10s).
-    return {
-      kind: 'denied',
-      code: Codes.BUDGET_STALE,
-      message: `${describeBudget(input.reservation)} status is stale (observedGeneration ${observed} < generation ${generation})`,
-      retryAfterSeconds: 10,
-    };
-  }
-  if (grants.length >= input.ledgerCap) {
-    return {
-      kind: 'denied',
-      code: Codes.BUDGET_LEDGER_FULL,
-      message: `${describeBudget(input.reservation)} ledger holds ${grants.length} grants (cap ${input.ledgerCap})`,
-      retryAfterSeconds: 60,
-    };
-  }
-  return undefined;
-}
-
-/**
- * Whether a budget, as just read, has room for this maintenance's server. Unavailable = servers with a
- * grant in this domain's ledger ∪ servers unavailable for other reasons (the census), counted once each.
- * A server already counted needs no new room.
- */
-export function checkRoom(input: RoomInput): RoomCheck {
-  const { budget, reservation, server, maintenanceUID } = input;
-  const grants = budget.status?.grants ?? [];
-  if (grants.some((g) => g.maintenanceUID === maintenanceUID)) return { kind: 'present' };
-  const blocked = budgetBlocked(input);
-  if (blocked) return blocked;
-  const { census, domain } = reservation;
-  // Counted once each: unavailable for other reasons ∪ granted in this domain.
-  const unavailable = census.unavailableSet ?? new Set<string>(census.unavailable);
-  const granted = new Set<string>();
-  for (const g of grants)
-    if ((g.domain ?? '') === domain && !unavailable.has(g.server)) granted.add(g.server);
-  const allowed = maxAllowedUnavailable(budget.spec.maxUnavailable, census.expected);
-  const inUse = unavailable.size + granted.size;
-  const alreadyUnavailable = unavailable.has(server) || granted.has(server);
-  if (alreadyUnavailable || inUse + 1 <= allowed) {
-    return { kind: 'fits', allowed, inUse, expected: census.expected, alreadyUnavailable };
-  }
-  return {
-    kind: 'denied',
-    code: Codes.BUDGET_EXHAUSTED,
-    message:
-      `${describeBudget(reservation)}: ${inUse} unavailable, ${allowed} allowed ` +
-      `(maxUnavailable ${JSON.stringify(budget.spec.maxUnavailable)} of ${census.expected} servers)`,
-    retryAfterSeconds: 30,
-    allowed,
-    inUse,
-  };
-}
-
-/** The ledger entry a grant writes. */
-export function ledgerEntry(plan: GrantPlan, reservation: BudgetReservation, grantedAt: Date): LedgerEntry {
-  return {
-    maintenanceUID: plan.maintenance.uid,
-    maintenance: { namespace: plan.maintenance.namespace, name: plan.maintenance.name },
-    server: plan.server,
-    ...(plan.claim ? { claim: plan.claim } : {}),
-    ...(reservation.domain ? { domain: reservation.domain } : {}),
-    grantedAt: grantedAt.toISOString(),
-  };
-}
-
-// ---------------------------------------------------------------- approval
-
-export type ApprovalVerdict =
-  | { ok: true; source: ApprovalSource; detail?: string }
-  | { ok: false; code: Code; message: string; retryAt?: number };
-
-/**
- * The deadline the tenant works against: the announced one (what the tenant was told), else the spec's,
- * else announcement + the class deadline; never earlier than announcement + the class's minNotice.
- * Undefined while the maintenance is not announced to the claim: no deadline runs before the tenant knows.
- */
-export function effectiveDeadline(
-  m: ServerMaintenance,
-  claim: ServerClaim | undefined,
-  policy: Policy,
-): number | undefined {
-  const announcement = announcementOf(claim, m.metadata.uid ?? '');
-  const announcedAt = parseTime(announcement?.announcedAt);
-  if (announcedAt === undefined) return undefined;
-  const cls = classPolicy(policy, m.spec.class);
-  const stated = parseTime(announcement?.deadline) ?? parseTime(m.spec.approval?.deadline);
-  const deadline = stated ?? announcedAt + durationMs(cls.deadline);
-  return Math.max(deadline, announcedAt + durationMs(cls.minNotice));
-}
-
-export function approvalRequired(m: ServerMaintenance, policy: Policy): boolean {
-  return m.spec.approval?.required ?? classPolicy(policy, m.spec.class).approvalRequired;
-}
-
-/** An ownerReference, a consumer label or annotation, or a write by a consumer's field manager. */
-export function hasConsumer(claim: ServerClaim, policy: Policy): boolean {
-  if ((claim.metadata.ownerReferences ?? []).length > 0) return true;
-  const { consumerLabels, consumerFieldManagers } = policy.autoApproval;
-  const { labels = {}, annotations = {}, managedFields = [] } = claim.metadata;
-  if (consumerLabels.some((k) => Object.hasOwn(labels, k) || Object.hasOwn(annotations, k))) return true;
-  return managedFields.some((f) => f.manager !== undefined && consumerFieldManagers.includes(f.manager));
-}
-
-function ruleHolds(
-  rule: AutoApprovalRule,
-  cls: MaintenanceClass,
-  claim: ServerClaim,
-  answered: boolean,
-  policy: Policy,
-): boolean {
-  if (!rule.classes.includes(cls)) return false;
-  if (rule.namespaces && !rule.namespaces.includes(claim.metadata.namespace ?? '')) return false;
-  return rule.when === 'NoConsumer' ? !hasConsumer(claim, policy) : !answered;
-}
-
-/** The first auto-approval rule that applies now, and the earliest time one would apply otherwise. */
-function autoApproval(
-  m: ServerMaintenance,
-  claim: ServerClaim,
-  announcedAt: number,
-  policy: Policy,
-  now: number,
-): { rule?: string; next?: number } {
-  const uid = m.metadata.uid ?? '';
-  const owner = claim.spec.maintenance;
-  const answered = [...(owner?.approvals ?? []), ...(owner?.deferrals ?? [])].some(
-    (x) => x.maintenanceUID === uid,
-  );
-  let next: number | undefined;
-  for (const rule of policy.autoApproval.rules) {
-    if (!ruleHolds(rule, m.spec.class ?? 'Planned', claim, answered, policy)) continue;
-    const at = announcedAt + durationMs(rule.after);
-    if (now >= at) return { rule: rule.name };
-    next = Math.min(next ?? Infinity, at);
-  }
-  return next === undefined ? {} : { next };
-}
-
-/** A deferral in force (before its time and before the deadline) blocks even an approved maintenance. */
-function deferralDenial(
-  claim: ServerClaim,
-  claimName: string,
-  uid: string,
-  deadline: number | undefined,
-  t: number,
-): ApprovalVerdict | undefined {
-  const deferral = claim.spec.maintenance?.deferrals?.find((d) => d.maintenanceUID === uid);
-  const until = parseTime(deferral?.until);
-  if (until === undefined || t >= until || (deadline !== undefined && t >= deadline)) return undefined;
-  return {
-    ok: false,
-    code: Codes.DEFERRED,
-    message: `claim ${claimName} deferred this maintenance until ${deferral?.until}`,
-    retryAt: until,
-  };
-}
-
-/** Approval that does not come from the owner's explicit entry: standing mode, deadline, policy rules. */
-function implicitApproval(
-  m: ServerMaintenance,
-  claim: ServerClaim,
-  claimName: string,
-  deadline: number | undefined,
-  policy: Policy,
-  t: number,
-): ApprovalVerdict {
-  const announcement = announcementOf(claim, m.metadata.uid ?? '');
-  if (!announcement) {
-    return {
-      ok: false,
-      code: Codes.APPROVAL_MISSING,
-      message: `maintenance is not announced to claim ${claimName} yet; it needs the claim's approval`,
-      retryAt: t + 30_000,
-    };
-  }
-  const mode = claim.spec.maintenance?.approvalMode ?? policy.approval.defaultMode;
-  if (mode === 'Automatic') return { ok: true, source: 'Standing' };
-  if (deadline !== undefined && t >= deadline) return { ok: true, source: 'Deadline' };
-  const auto = autoApproval(m, claim, parseTime(announcement.announcedAt) ?? t, policy, t);
-  if (auto.rule) return { ok: true, source: 'Policy', detail: auto.rule };
-  const retryAt = Math.min(deadline ?? Infinity, auto.next ?? Infinity);
-  const when =
-    deadline !== undefined ? `; it proceeds without approval at ${new Date(deadline).toISOString()}` : '';
-  return {
-    ok: false,
-    code: Codes.APPROVAL_MISSING,
-    message: `claim ${claimName} has not approved this maintenance${when}`,
-    ...(Number.isFinite(retryAt) ? { retryAt } : {}),
-  };
-}
-
-/** Whether the claim owner's side lets the maintenance start now (see docs/webhook.md, "Eviction"). */
-export function approvalVerdict(
-  m: ServerMaintenance,
-  server: Server,
-  claim: ServerClaim | undefined,
-  policy: Policy,
-  now: Date,
-): ApprovalVerdict {
-  const claimRef = server.spec.serverClaimRef;
-  if (!claimRef || !approvalRequired(m, policy)) return { ok: true, source: 'NotRequired' };
-  const claimName = qualified(claimRef.namespace, claimRef.name);
-  const t = now.getTime();
-  if (!claim) {
-    return {
-      ok: false,
-      code: Codes.CLAIM_NOT_FOUND,
-      message: `claim ${claimName} of server ${server.metadata.name ?? ''} is not known (yet)`,
-      retryAt: t + 10_000,
-    };
-  }
-  const uid = m.metadata.uid ?? '';
-  const deadline = effectiveDeadline(m, claim, policy);
-  const deferred = deferralDenial(claim, claimName, uid, deadline, t);
-  if (deferred) return deferred;
-  const approval = claim.spec.maintenance?.approvals?.find((a) => a.maintenanceUID === uid);
-  if (approval)
-    return { ok: true, source: 'Owner', ...(approval.approvedBy ? { detail: approval.approvedBy } : {}) };
-  return implicitApproval(m, claim, claimName, deadline, policy, t);
-}
+import { Codes, type Code } from '../../contract/codes.js';
+import { allow, deny, secondsUntil, type Decision } from '../../contract/denial.js';
+import type { AnyBudget } from '../../contract/budgets.js';
+import { byName, type WorldView } from '../world.js';
+import { isOneOf, isResource, objects, type RuleInput } from './common.js';
+import { domainOf } from '../../contract/availability.js';
+import { announcementOf } from '../../contract/announcements.js';
+import { isTerminal } from '../../contract/lifecycle.js';
+import { parseTime } from '../../contract/time.js';
+import { qualified } from '../../contract/names.js';
+import { approvalVerdict } from '../../contract/approval.js';
+import { type BudgetReservation, type GrantPlan } from '../grants/plan.js';
 
 // ---------------------------------------------------------------- the decision
 
@@ -343,7 +51,7 @@ function projectedActive(m: ServerMaintenance, server: Server, world: WorldView)
   const active = projected?.activeMaintenanceRef;
   if (projected?.state !== 'InMaintenance' || !active || active.uid === m.metadata.uid) return undefined;
   const known = world.getMaintenance(active.namespace ?? '', active.name);
-  return known && isFinished(known) ? undefined : qualified(active.namespace, active.name);
+  return known && isTerminal(known) ? undefined : qualified(active.namespace, active.name);
 }
 
 /** Another maintenance holding the server: typed status, legacy serverMaintenanceRef, or the index. */
@@ -360,7 +68,7 @@ function otherActive(
     return `${qualified(legacy.namespace, legacy.name)} (legacy serverMaintenanceRef)`;
   }
   const other = onServer.find(
-    (o) => o.metadata.uid !== m.metadata.uid && !isFinished(o) && o.status?.state === 'InMaintenance',
+    (o) => o.metadata.uid !== m.metadata.uid && !isTerminal(o) && o.status?.state === 'InMaintenance',
   );
   return other ? qualified(other.metadata.namespace, other.metadata.name) : undefined;
 }
@@ -450,7 +158,7 @@ function buildPlan(
     ...(claimRef ? { claim: { namespace: claimRef.namespace, name: claimRef.name } } : {}),
     reservations: reservations(server, claim, world),
     ledgerCap: policy.grants.ledgerCap,
-    finishedOnServer: onServer.filter(isFinished).map((o) => o.metadata.uid ?? ''),
+    finishedOnServer: onServer.filter(isTerminal).map((o) => o.metadata.uid ?? ''),
   };
 }
 

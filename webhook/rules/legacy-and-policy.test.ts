@@ -1,9 +1,10 @@
 import { DEFAULT_POLICY } from '../../policies/schema.js';
-import { Codes } from '../codes.js';
+import { Codes } from '../../contract/codes.js';
 import { clone, ruleInput } from '../testdata/helpers.js';
 import { find, loadReview, loadWorld, request } from '../testdata/load.js';
-import { LEGACY_APPROVED_LABEL, legacyLabels } from './legacy-labels.js';
+import { legacyLabels } from './legacy-labels.js';
 import { policyConfigMap } from './policy-configmap.js';
+import { LEGACY_APPROVED_LABEL } from '../../contract/legacy-labels.js';
 
 describe('legacy approval label', () => {
   const setLabel = (mode: 'translate' | 'warn' | 'deny', before?: string) => {

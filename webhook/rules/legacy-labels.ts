@@ -1,29 +1,12 @@
-// The legacy approval label metal.ironcore.dev/maintenance-approved on a ServerClaim, per policy:
-// translate (the mutating path turns it into typed approvals of what is announced), warn, or deny.
-// Only a write that sets the label counts; a label that merely stays on the claim is left alone.
+// The webhook's rule for the legacy approval label on a ServerClaim, per policy: translate (the mutating
+// path turns it into typed approvals of what is announced), warn, or deny. The label and what it
+// stands for are the contract's (contract/legacy-labels.ts).
 import { METAL_GROUP } from '../../api/metal/v1alpha1/group.js';
-import type { MaintenanceApproval, ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
-import { Codes } from '../codes.js';
-import { allow, deny, type Decision } from '../decision.js';
+import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
+import { LEGACY_APPROVED_LABEL, setsLegacyApproval } from '../../contract/legacy-labels.js';
+import { Codes } from '../../contract/codes.js';
+import { allow, deny, type Decision } from '../../contract/denial.js';
 import { isResource, objects, type RuleInput } from './common.js';
-
-export const LEGACY_APPROVED_LABEL = 'metal.ironcore.dev/maintenance-approved';
-
-/** Whether this write sets the legacy approval label to "true". */
-export function setsLegacyApproval(claim: ServerClaim | undefined, old: ServerClaim | undefined): boolean {
-  return (
-    claim?.metadata.labels?.[LEGACY_APPROVED_LABEL] === 'true' &&
-    old?.metadata.labels?.[LEGACY_APPROVED_LABEL] !== 'true'
-  );
-}
-
-/** Approvals the label stands for: every maintenance announced to the claim and not yet approved. */
-export function translatedApprovals(claim: ServerClaim, old: ServerClaim | undefined): MaintenanceApproval[] {
-  const approved = new Set((claim.spec.maintenance?.approvals ?? []).map((a) => a.maintenanceUID));
-  return (old?.status?.maintenance?.announcements ?? [])
-    .filter((a) => !approved.has(a.maintenanceUID))
-    .map((a) => ({ maintenanceUID: a.maintenanceUID, maintenanceName: a.maintenanceName }));
-}
 
 export function legacyLabels({ request, policy }: RuleInput): Decision {
   if (!isResource(request, METAL_GROUP, 'serverclaims')) return allow();

@@ -4,8 +4,8 @@ import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermai
 import { DEFAULT_POLICY } from '../../policies/schema.js';
 import { clone, ruleInput } from '../testdata/helpers.js';
 import { find, loadReview, loadWorld, request } from '../testdata/load.js';
-import { LEGACY_APPROVED_LABEL } from './legacy-labels.js';
 import { mutate } from './mutate.js';
+import { LEGACY_APPROVED_LABEL } from '../../contract/legacy-labels.js';
 
 const applied = <T>(doc: T, patch: jsonpatch.Operation[] | undefined): T =>
   patch ? jsonpatch.applyPatch(clone(doc), patch, true, false).newDocument : doc;

@@ -9,10 +9,14 @@ import { MAINTENANCE_GROUP } from '../../api/maintenance/v1alpha1/group.js';
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import { METAL_GROUP } from '../../api/metal/v1alpha1/group.js';
 import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
-import { allow, type Decision } from '../decision.js';
+import { allow, type Decision } from '../../contract/denial.js';
 import { isResource, jsonEqual, objects, type RuleInput } from './common.js';
 import { withoutStamps } from './contract.js';
-import { LEGACY_APPROVED_LABEL, setsLegacyApproval, translatedApprovals } from './legacy-labels.js';
+import {
+  LEGACY_APPROVED_LABEL,
+  setsLegacyApproval,
+  translatedApprovals,
+} from '../../contract/legacy-labels.js';
 
 type Stamped = { maintenanceUID: string } & Record<string, unknown>;
 

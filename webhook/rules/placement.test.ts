@@ -1,4 +1,4 @@
-import { Codes } from '../codes.js';
+import { Codes } from '../../contract/codes.js';
 import { find, loadReview, loadWorld, request } from '../testdata/load.js';
 import { clone, ruleInput } from '../testdata/helpers.js';
 import type { Server } from '../../api/metal/v1alpha1/server.js';

@@ -7,11 +7,13 @@ import { METAL_GROUP } from '../../api/metal/v1alpha1/group.js';
 import type { Server } from '../../api/metal/v1alpha1/server.js';
 import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
 import type { Toleration } from '../../api/schema/common.js';
-import { Codes, type Code } from '../codes.js';
-import { allow, deny, type Cause, type Decision } from '../decision.js';
-import { describeTaint, hasNoBindTaint, untoleratedNoBindTaints } from '../taints.js';
-import { isFinished, type WorldView } from '../world.js';
-import { isResource, objects, qualified, type RuleInput } from './common.js';
+import { Codes, type Code } from '../../contract/codes.js';
+import { allow, deny, type Cause, type Decision } from '../../contract/denial.js';
+import { describeTaint, hasNoBindTaint, untoleratedNoBindTaints } from '../../contract/taints.js';
+import { type WorldView } from '../world.js';
+import { isResource, objects, type RuleInput } from './common.js';
+import { isTerminal } from '../../contract/lifecycle.js';
+import { qualified } from '../../contract/names.js';
 
 export interface Blocker {
   code: Code;
@@ -63,7 +65,7 @@ function maintenanceHolding(server: Server, world: WorldView): string | undefine
     return `legacy serverMaintenanceRef ${qualified(server.spec.serverMaintenanceRef.namespace, server.spec.serverMaintenanceRef.name)}`;
   const active = world
     .maintenancesByServer(server.metadata.name ?? '')
-    .find((m) => !isFinished(m) && BLOCKING_MAINTENANCE_STATES.has(m.status?.state ?? ''));
+    .find((m) => !isTerminal(m) && BLOCKING_MAINTENANCE_STATES.has(m.status?.state ?? ''));
   return active
     ? `${qualified(active.metadata.namespace, active.metadata.name)} is ${active.status?.state}`
     : undefined;

@@ -2,8 +2,8 @@
 // field, so it never reaches the webhook's and controllers' PolicyStores. Other ConfigMaps pass.
 import { POLICY_CONFIGMAP } from '../../policies/schema.js';
 import { parsePolicyConfigMap } from '../../lib/policy/parse.js';
-import { Codes } from '../codes.js';
-import { allow, deny, type Decision } from '../decision.js';
+import { Codes } from '../../contract/codes.js';
+import { allow, deny, type Decision } from '../../contract/denial.js';
 import { objects, type PolicyConfigMapRef, type RuleInput } from './common.js';
 
 /** Whether the request is about the policy ConfigMap (by name and namespace). */

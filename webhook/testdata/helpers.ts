@@ -1,7 +1,7 @@
 // Small builders shared by the webhook tests.
 import { DEFAULT_POLICY, type Policy } from '../../policies/schema.js';
 import type { AdmissionRequest } from '../admission.js';
-import { MemoryWorld, type WorldContents } from '../memory-world.js';
+import { MemoryWorld, type WorldContents } from '../testing/memory-world.js';
 import type { RuleInput } from '../rules/common.js';
 import { loadWorld, NOW } from './load.js';
 

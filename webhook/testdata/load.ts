@@ -7,7 +7,7 @@ import type { ServerClaimDisruptionBudget } from '../../api/maintenance/v1alpha1
 import type { Server } from '../../api/metal/v1alpha1/server.js';
 import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
 import type { AdmissionRequest } from '../admission.js';
-import type { WorldContents } from '../memory-world.js';
+import type { WorldContents } from '../testing/memory-world.js';
 
 export interface Fixtures {
   servers: Server[];

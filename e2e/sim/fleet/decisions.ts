@@ -7,8 +7,8 @@
 import type { Server } from '../../../api/metal/v1alpha1/server.js';
 import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
 import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
-import { matchesSelector } from '../../../webhook/selectors.js';
-import { untoleratedNoBindTaints } from '../../../webhook/taints.js';
+import { matchesSelector } from '../../../contract/selectors.js';
+import { untoleratedNoBindTaints } from '../../../contract/taints.js';
 import { OPERATION_ANNOTATION } from '../../../webhook/rules/contract.js';
 import { parseDuration } from '../../../policies/validate.js';
 

@@ -5,11 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { LedgerEntry, ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerDisruptionBudget } from '../../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import { waitFor } from '../../../e2e/harness/env.js';
-import {
-  MAINTENANCE_TAINT_KEY,
-  PARKED_ANNOTATION,
-  PARKED_BY_ANNOTATION,
-} from '../../../controllers/shared/names.js';
+import { MAINTENANCE_TAINT_KEY, PARKED_ANNOTATION, PARKED_BY_ANNOTATION } from '../../../contract/names.js';
 import {
   HOLD_FOREVER,
   caseBudget,

@@ -5,13 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
 import { KubeClient } from '../../../lib/kube/client.js';
 import { serviceAccountKubeconfig, waitFor } from '../../../e2e/harness/env.js';
-import {
-  LEGACY_NEEDED_LABEL,
-  MAINTENANCE_TAINT_KEY,
-  PARKED_ANNOTATION,
-  PARKED_BY_ANNOTATION,
-} from '../../../controllers/shared/names.js';
-import { ServerClaimResource } from '../../../controllers/shared/kinds.js';
+import { MAINTENANCE_TAINT_KEY, PARKED_ANNOTATION, PARKED_BY_ANNOTATION } from '../../../contract/names.js';
+import { ServerClaimResource } from '../../../lib/kube/kinds.js';
 import {
   HOLD_FOREVER,
   conditionOf,
@@ -27,6 +22,7 @@ import {
   type Lifecycle,
 } from './harness.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { LEGACY_NEEDED_LABEL } from '../../../contract/legacy-labels.js';
 
 let lc: Lifecycle;
 beforeAll(async () => {

@@ -6,8 +6,8 @@ import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
 import { KubeClient } from '../../../lib/kube/client.js';
 import { KubeApiError } from '../../../lib/kube/errors.js';
 import { serviceAccountKubeconfig, waitFor } from '../../../e2e/harness/env.js';
-import { ServerClaimResource } from '../../../controllers/shared/kinds.js';
-import { rfc3339 } from '../../../controllers/shared/time.js';
+import { ServerClaimResource } from '../../../lib/kube/kinds.js';
+import { rfc3339 } from '../../../contract/time.js';
 import {
   HOLD_FOREVER,
   TEST_POLICY,

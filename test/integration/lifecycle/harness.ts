@@ -37,7 +37,7 @@ import {
   ServerDisruptionBudgetResource,
   ServerMaintenanceResource,
   ServerResource,
-} from '../../../controllers/shared/kinds.js';
+} from '../../../lib/kube/kinds.js';
 
 export type ControllerName = 'maintenance-controller' | 'approval-controller' | 'budget-controller';
 export const CONTROLLERS: readonly ControllerName[] = [

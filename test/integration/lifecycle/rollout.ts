@@ -12,11 +12,7 @@
 // loaded machine is not what they test.
 import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
 import { FLEET_LABEL } from '../../../e2e/sim/fleet/fleet.js';
-import {
-  MAINTENANCE_TAINT_KEY,
-  PARKED_ANNOTATION,
-  PARKED_BY_ANNOTATION,
-} from '../../../controllers/shared/names.js';
+import { MAINTENANCE_TAINT_KEY, PARKED_ANNOTATION, PARKED_BY_ANNOTATION } from '../../../contract/names.js';
 import {
   CONTROLLERS,
   TEST_POLICY,

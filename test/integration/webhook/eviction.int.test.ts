@@ -6,8 +6,7 @@ import { adminClient, freshNamespace, uniqueName, waitFor } from '../../../e2e/h
 import { startWebhook, type WebhookHandle } from '../../../e2e/harness/webhook.js';
 import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { KubeClient } from '../../../lib/kube/client.js';
-import { releaseGrants } from '../../../webhook/grants.js';
-import { ApiBudgetStore } from '../../../webhook/api-budget-store.js';
+import { ApiBudgetStore } from '../../../lib/kube/budget-store.js';
 import {
   boundPair,
   claims,
@@ -26,6 +25,7 @@ import {
   whenCached,
   type Identity,
 } from './helpers.js';
+import { releaseGrants } from '../../../webhook/grants/release.js';
 
 describe('eviction', () => {
   let admin: KubeClient;

@@ -1,0 +1,55 @@
+// Names of the contract: the taint, finalizers, annotations and condition types the binaries put on
+// objects and read off them. Each is owned by exactly one writer, so "remove only what we added" is a
+// matter of removing only these.
+
+/** `namespace/name`, or the bare name of a cluster-scoped object (how messages name objects). */
+export const qualified = (namespace: string | undefined, name: string | undefined) =>
+  namespace ? `${namespace}/${name ?? ''}` : (name ?? '');
+
+/** NoBind taint the maintenance controller puts on a server while a maintenance holds it. */
+export const MAINTENANCE_TAINT_KEY = 'maintenance.metal.ironcore.dev/in-maintenance';
+
+/** Finalizer through which the maintenance controller undoes taint, park and grant on delete. */
+export const MAINTENANCE_FINALIZER = 'maintenance.metal.ironcore.dev/cleanup';
+
+/**
+ * metal-maintenance-operator's finalizer. Objects it created carry it; once its controller is off nobody
+ * else removes it, so ours does, after its own undo (docs/compatibility.md).
+ */
+export const LEGACY_MMO_FINALIZER = 'maintenance.metal.ironcore.dev/servermaintenance';
+
+/** Upstream metal-operator's operation request annotation (values `park`, `unpark`, ...). */
+export const OPERATION_ANNOTATION = 'metal.ironcore.dev/operation';
+/** Upstream metal-operator's marker on a parked server. */
+export const PARKED_ANNOTATION = 'metal.ironcore.dev/parked';
+/**
+ * Which maintenance (uid) asked for the park. Only a server parked through this annotation is
+ * unparked by us; a server somebody else parked stays parked.
+ */
+export const PARKED_BY_ANNOTATION = 'maintenance.metal.ironcore.dev/parked-by';
+
+/** The namespace of the controllers' ServiceAccounts, Leases and the policy ConfigMap. */
+export const SYSTEM_NAMESPACE = 'metal-maintenance-system';
+
+/** Condition types, by the controller that owns them (SSA: one writer per condition type). */
+export const MaintenanceConditions = {
+  /** maintenance-controller: the last InMaintenance attempt and, when denied, why. */
+  Admitted: 'Admitted',
+  /** maintenance-controller: park requested / done (only with --park-mode=annotation). */
+  ServerParked: 'ServerParked',
+  /** maintenance-controller: InMaintenance and the server is ready for the actor (parked, boot requested). */
+  Ready: 'Ready',
+  /** maintenance-controller: a ServerBoot was created from spec.boot. */
+  BootRequested: 'BootRequested',
+  /** maintenance-controller: terminal failure (a timeout) and why. */
+  Failed: 'Failed',
+  /** approval-controller: announced to the claim. */
+  Announced: 'Announced',
+  /** approval-controller: approved, and by which path. */
+  Approved: 'Approved',
+} as const;
+
+export const BudgetConditions = {
+  /** budget-controller: whether the budget can grant a disruption now (like a PDB's). */
+  DisruptionAllowed: 'DisruptionAllowed',
+} as const;

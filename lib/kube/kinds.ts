@@ -1,0 +1,24 @@
+// The REST resources of this project's kinds, derived from their API definitions: the one table every
+// binary (webhook, controllers, CLI) and the tests take resource types from.
+import { ServerKind } from '../../api/metal/v1alpha1/server.js';
+import { ServerClaimKind } from '../../api/metal/v1alpha1/serverclaim.js';
+import { BMCKind } from '../../api/metal/v1alpha1/bmc.js';
+import { BMCSecretKind } from '../../api/metal/v1alpha1/bmcsecret.js';
+import { ServerBootConfigurationKind } from '../../api/metal/v1alpha1/serverbootconfiguration.js';
+import { ServerMaintenanceKind } from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import { ServerDisruptionBudgetKind } from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
+import { ServerClaimDisruptionBudgetKind } from '../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
+import { ServerBootKind } from '../../api/maintenance/v1alpha1/serverboot.js';
+import { LegacyServerMaintenanceKind } from '../../api/legacy/v1alpha1/servermaintenance.js';
+import { resourceOf } from './resources.js';
+
+export const ServerResource = resourceOf(ServerKind);
+export const ServerClaimResource = resourceOf(ServerClaimKind);
+export const BMCResource = resourceOf(BMCKind);
+export const BMCSecretResource = resourceOf(BMCSecretKind);
+export const ServerBootConfigurationResource = resourceOf(ServerBootConfigurationKind);
+export const ServerMaintenanceResource = resourceOf(ServerMaintenanceKind);
+export const ServerDisruptionBudgetResource = resourceOf(ServerDisruptionBudgetKind);
+export const ServerClaimDisruptionBudgetResource = resourceOf(ServerClaimDisruptionBudgetKind);
+export const ServerBootResource = resourceOf(ServerBootKind);
+export const LegacyServerMaintenanceResource = resourceOf(LegacyServerMaintenanceKind);
