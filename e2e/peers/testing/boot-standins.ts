@@ -20,7 +20,7 @@ import type { KubeObject } from '../../../api/schema/meta.js';
 import type { KubeClient } from '../../../lib/kube/client.js';
 import { Informer } from '../../../lib/kube/informer.js';
 import { Core, resourceOf } from '../../../lib/kube/resources.js';
-import { ServerResource } from '../../../controllers/shared/kinds.js';
+import { ServerResource } from '../../../lib/kube/kinds.js';
 
 const SBCResource = resourceOf(ServerBootConfigurationKind);
 

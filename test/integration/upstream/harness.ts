@@ -29,11 +29,7 @@ import {
 import { startWebhook, type WebhookHandle } from '../../../e2e/harness/webhook.js';
 import { startMetalOperator, type MetalOperator } from '../../../e2e/peers/metal-operator.js';
 import { BootStandins, BOOT_STANDIN_RULES } from '../../../e2e/peers/testing/boot-standins.js';
-import {
-  ServerClaimResource,
-  ServerMaintenanceResource,
-  ServerResource,
-} from '../../../controllers/shared/kinds.js';
+import { ServerClaimResource, ServerMaintenanceResource, ServerResource } from '../../../lib/kube/kinds.js';
 import { CONTROLLERS, ENTRY, TEST_POLICY, type ControllerName } from '../lifecycle/harness.js';
 import { startMachines, type Machine } from './fleet.js';
 

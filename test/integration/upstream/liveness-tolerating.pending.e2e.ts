@@ -10,7 +10,7 @@
 // metal-operator's binder"): claims may not tolerate the maintenance taint key.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { freshNamespace } from '../../../e2e/harness/env.js';
-import { MAINTENANCE_TAINT_KEY } from '../../../controllers/shared/names.js';
+import { MAINTENANCE_TAINT_KEY } from '../../../contract/names.js';
 import { startUpstream, type Upstream } from './harness.js';
 import { Observer } from './observe.js';
 import { bindTimes, holdApproved, inMaintenanceDenials, BIND_WITHIN_MS, POOL } from './liveness.js';

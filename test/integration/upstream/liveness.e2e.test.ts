@@ -10,13 +10,13 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
 import { freshNamespace, waitFor } from '../../../e2e/harness/env.js';
-import { MAINTENANCE_TAINT_KEY } from '../../../controllers/shared/names.js';
+import { MAINTENANCE_TAINT_KEY } from '../../../contract/names.js';
 import { startUpstream, type Upstream } from './harness.js';
 import { bindTimes, holdApproved, inMaintenanceDenials, BIND_WITHIN_MS, POOL } from './liveness.js';
 import { Observer } from './observe.js';
 import { maintenanceOf, waitForMaintenanceState } from './scenario.js';
 import type { ServerDisruptionBudget } from '../../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
-import { ServerDisruptionBudgetResource } from '../../../controllers/shared/kinds.js';
+import { ServerDisruptionBudgetResource } from '../../../lib/kube/kinds.js';
 
 const RACE = 'upstream.test/race';
 

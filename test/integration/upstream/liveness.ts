@@ -4,8 +4,8 @@
 import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
 import type { ServerDisruptionBudget } from '../../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import { waitFor } from '../../../e2e/harness/env.js';
-import { ServerDisruptionBudgetResource } from '../../../controllers/shared/kinds.js';
-import { MAINTENANCE_TAINT_KEY } from '../../../controllers/shared/names.js';
+import { ServerDisruptionBudgetResource } from '../../../lib/kube/kinds.js';
+import { MAINTENANCE_TAINT_KEY } from '../../../contract/names.js';
 import type { Upstream } from './harness.js';
 import type { Observer } from './observe.js';
 import { maintenanceOf, waitForMaintenanceState } from './scenario.js';

@@ -5,8 +5,8 @@ import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
 import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerDisruptionBudget } from '../../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import { freshNamespace, waitFor } from '../../../e2e/harness/env.js';
-import { ServerDisruptionBudgetResource } from '../../../controllers/shared/kinds.js';
-import { MAINTENANCE_TAINT_KEY } from '../../../controllers/shared/names.js';
+import { ServerDisruptionBudgetResource } from '../../../lib/kube/kinds.js';
+import { MAINTENANCE_TAINT_KEY } from '../../../contract/names.js';
 import type { Upstream } from './harness.js';
 
 /** Every machine's BMC (and so its Server) carries this label; selector claims select it. */

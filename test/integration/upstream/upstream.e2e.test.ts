@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Server } from '../../../api/metal/v1alpha1/server.js';
 import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
 import { waitFor } from '../../../e2e/harness/env.js';
-import { MAINTENANCE_TAINT_KEY, PARKED_ANNOTATION } from '../../../controllers/shared/names.js';
+import { MAINTENANCE_TAINT_KEY, PARKED_ANNOTATION } from '../../../contract/names.js';
 import { machinePower } from './fleet.js';
 import { startUpstream, type Upstream } from './harness.js';
 import { Observer } from './observe.js';
