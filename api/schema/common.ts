@@ -10,6 +10,15 @@ import {
   type FieldOptions,
   k8sOptions,
 } from './types.js';
+import {
+  check,
+  labelMap,
+  labelValue,
+  qualifiedName,
+  quoted,
+  LABEL_VALUE_MAX,
+  QUALIFIED_NAME_MAX,
+} from './checks.js';
 
 export const ConditionStatus = StringEnum(['True', 'False', 'Unknown'] as const);
 
@@ -75,19 +84,58 @@ export const UIDReference = (options: FieldOptions = {}) =>
   );
 export type UIDReference = { namespace?: string; name: string; uid: string };
 
-const LabelSelectorRequirement = Type.Object({
-  key: Type.String(),
-  operator: StringEnum(['In', 'NotIn', 'Exists', 'DoesNotExist'] as const),
-  values: Type.Optional(Type.Array(Type.String(), { 'x-kubernetes-list-type': 'atomic' })),
-});
+const SET_OPERATORS = ['In', 'NotIn'];
+const EXISTS_OPERATORS = ['Exists', 'DoesNotExist'];
+const operatorOf = (self: unknown) =>
+  typeof self === 'object' && self !== null ? (self as { operator?: unknown }).operator : undefined;
+const valueCount = (self: unknown) => {
+  const values =
+    typeof self === 'object' && self !== null ? (self as { values?: unknown }).values : undefined;
+  return Array.isArray(values) ? values.length : 0;
+};
 
-/** metav1.LabelSelector. */
+/** metav1.LabelSelectorRequirement, checked as apimachinery's ValidateLabelSelectorRequirement does. */
+const LabelSelectorRequirement = Type.Object(
+  {
+    key: Type.String({ maxLength: QUALIFIED_NAME_MAX, ...k8sOptions({ rules: [qualifiedName()] }) }),
+    operator: StringEnum(['In', 'NotIn', 'Exists', 'DoesNotExist'] as const),
+    values: Type.Optional(
+      Type.Array(Type.String({ maxLength: LABEL_VALUE_MAX, ...k8sOptions({ rules: [labelValue()] }) }), {
+        'x-kubernetes-list-type': 'atomic',
+        maxItems: 256,
+      }),
+    ),
+  },
+  k8sOptions({
+    rules: [
+      check({
+        rule: "!(self.operator in ['In', 'NotIn']) || (has(self.values) && size(self.values) > 0)",
+        holds: (self) => !SET_OPERATORS.includes(String(operatorOf(self))) || valueCount(self) > 0,
+        message: 'must be specified when operator is {value}',
+        shown: quoted('self.operator', operatorOf),
+        fieldPath: '.values',
+        reason: 'FieldValueRequired',
+      }),
+      check({
+        rule: "!(self.operator in ['Exists', 'DoesNotExist']) || !has(self.values) || size(self.values) == 0",
+        holds: (self) => !EXISTS_OPERATORS.includes(String(operatorOf(self))) || valueCount(self) === 0,
+        message: 'may not be specified when operator is {value}',
+        shown: quoted('self.operator', operatorOf),
+        fieldPath: '.values',
+      }),
+    ],
+  }),
+);
+
+/** metav1.LabelSelector; keys, values and operators are checked as the API server checks its own. */
 export const LabelSelector = (options: FieldOptions = {}) =>
   Type.Object(
     {
-      matchLabels: Type.Optional(StringMap()),
+      matchLabels: Type.Optional(
+        StringMap({ maxProperties: 64, valueMaxLength: LABEL_VALUE_MAX, rules: labelMap() }),
+      ),
       matchExpressions: Type.Optional(
-        Type.Array(LabelSelectorRequirement, { 'x-kubernetes-list-type': 'atomic' }),
+        Type.Array(LabelSelectorRequirement, { 'x-kubernetes-list-type': 'atomic', maxItems: 64 }),
       ),
     },
     { ...k8sOptions(options), 'x-kubernetes-map-type': 'atomic' },

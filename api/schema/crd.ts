@@ -16,8 +16,11 @@ export function toOpenAPISchema(schema: unknown): unknown {
   if (Array.isArray(schema)) return schema.map(toOpenAPISchema);
   if (schema === null || typeof schema !== 'object') return schema;
   const out: Record<string, unknown> = {};
+  const intOrString = (schema as Record<string, unknown>)['x-kubernetes-int-or-string'] === true;
   for (const [key, value] of Object.entries(schema)) {
     if (DROP.has(key)) continue;
+    // The marker alone makes the API server accept an integer or a string (see IntOrString).
+    if (intOrString && key === 'type') continue;
     // TypeBox closes objects only when asked; Kubernetes prunes unknown fields by default,
     // so `additionalProperties: false` would only make old clients fail. Drop it.
     if (key === 'additionalProperties' && value === false) continue;

@@ -20,7 +20,9 @@ describe('validateObject', () => {
   it('checks formats by default, naming the field', () => {
     expect(validateObject(ServerMaintenanceKind, maintenance('next tuesday'))).toEqual({
       ok: false,
-      errors: [{ field: 'spec.approval.notBefore', message: 'must match format "date-time"' }],
+      errors: [
+        { field: 'spec.approval.notBefore', message: 'must be of type date-time; got "next tuesday"' },
+      ],
     });
     expect(validateObject(ServerMaintenanceKind, maintenance('2026-03-01T10:00:00Z')).ok).toBe(true);
   });
@@ -31,7 +33,7 @@ describe('validateObject', () => {
     );
     expect(validateObject(ServerMaintenanceKind, maintenance(42), { values: false })).toMatchObject({
       ok: false,
-      errors: [{ field: 'spec.approval.notBefore', message: 'must be string' }],
+      errors: [{ field: 'spec.approval.notBefore', message: 'must be of type string; got 42' }],
     });
     const badReason = {
       ...maintenance('2026-03-01T10:00:00Z'),

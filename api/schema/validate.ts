@@ -4,6 +4,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import type { KindDefinition, ObjectOf } from './kind.js';
+import { SHOWN_MAX, twinOf } from './checks.js';
 
 // ajv-formats is CommonJS with a default export; under NodeNext it arrives as a namespace.
 const addFormats = addFormatsModule as unknown as typeof addFormatsModule.default;
@@ -19,6 +20,8 @@ function makeAjv(validateFormats: boolean): Ajv {
     strictTypes: false,
     allowUnionTypes: true,
     validateFormats,
+    // Errors carry the value, so messages can name it.
+    verbose: true,
   });
   addFormats(ajv, ['date-time', 'byte', 'uri']);
   ajv.addFormat('int32', {
@@ -26,8 +29,28 @@ function makeAjv(validateFormats: boolean): Ajv {
     validate: (n: number) => Number.isInteger(n) && n >= -(2 ** 31) && n < 2 ** 31,
   });
   ajv.addFormat('int64', { type: 'number', validate: (n: number) => Number.isSafeInteger(n) });
+  // CEL rules with a JavaScript twin (checks.ts) are judged here too; the others only by the API server.
+  ajv.addKeyword({
+    keyword: 'x-kubernetes-validations',
+    schemaType: 'array',
+    errors: true,
+    validate: function celTwins(rules: unknown[], data: unknown): boolean {
+      const errors: Partial<ErrorObject>[] = [];
+      for (const rule of rules) {
+        const twin = twinOf(rule);
+        if (!twin || twin.holds(data)) continue;
+        const fieldPath = (rule as { fieldPath?: string }).fieldPath;
+        errors.push({
+          keyword: 'x-kubernetes-validations',
+          message: twin.message(data),
+          params: { fieldPath },
+        });
+      }
+      (celTwins as { errors?: Partial<ErrorObject>[] }).errors = errors;
+      return errors.length === 0;
+    },
+  });
   for (const keyword of [
-    'x-kubernetes-validations',
     'x-kubernetes-int-or-string',
     'x-kubernetes-list-type',
     'x-kubernetes-list-map-keys',
@@ -42,6 +65,7 @@ function makeAjv(validateFormats: boolean): Ajv {
 
 /** Keywords that judge a value rather than the object's shape; the shape-only check leaves them out. */
 const VALUE_KEYWORDS = new Set([
+  'x-kubernetes-validations',
   'pattern',
   'format',
   'minLength',
@@ -151,12 +175,55 @@ function validatorFor(def: KindDefinition, values: boolean, read: FieldsRead | u
   return fn;
 }
 
+/** The value in a message: short JSON, cut like the CEL twins cut theirs. */
+function shown(value: unknown): string {
+  const text = typeof value === 'string' ? `"${value}"` : (JSON.stringify(value) ?? String(value));
+  const chars = [...text];
+  return chars.length > SHOWN_MAX ? `${chars.slice(0, SHOWN_MAX).join('')}...` : text;
+}
+
+/**
+ * The message in the API server's words (k8s.io/kube-openapi's validate errors), with the value given,
+ * so a refusal reads the same whichever of the two made it.
+ */
+function messageOf(e: ErrorObject): string {
+  const p = e.params as Record<string, unknown>;
+  const got = `; got ${shown(e.data)}`;
+  switch (e.keyword) {
+    case 'x-kubernetes-validations':
+      return e.message ?? 'is invalid';
+    case 'enum':
+      return `Unsupported value: ${shown(e.data)}: supported values: ${(p.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+    case 'type':
+      return `must be of type ${String(p.type)}${got}`;
+    case 'format':
+      return `must be of type ${String(p.format)}${got}`;
+    case 'pattern':
+      return `should match '${String(p.pattern)}'${got}`;
+    case 'minimum':
+      return `should be greater than or equal to ${String(p.limit)}${got}`;
+    case 'maximum':
+      return `should be less than or equal to ${String(p.limit)}${got}`;
+    case 'minLength':
+      return `should be at least ${String(p.limit)} chars long${got}`;
+    case 'maxLength':
+      return `Too long: may not be more than ${String(p.limit)} characters; got ${[...String(e.data)].length}`;
+    case 'maxItems':
+      return `Too many: ${Array.isArray(e.data) ? e.data.length : '?'}: must have at most ${String(p.limit)} items`;
+    case 'maxProperties':
+      return `Too many: ${Object.keys(e.data as object).length}: must have at most ${String(p.limit)} items`;
+    default:
+      return e.message ?? 'is invalid';
+  }
+}
+
 function toFieldError(e: ErrorObject): FieldError {
   const base = e.instancePath.replace(/^\//, '').split('/').filter(Boolean).map(decodePointer);
-  let message = e.message ?? 'is invalid';
+  const message = messageOf(e);
   if (e.keyword === 'required') base.push(String((e.params as { missingProperty: string }).missingProperty));
-  if (e.keyword === 'enum')
-    message = `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
+  const fieldPath =
+    e.keyword === 'x-kubernetes-validations' ? (e.params as { fieldPath?: string }).fieldPath : undefined;
+  if (fieldPath) base.push(...fieldPath.split('.').filter(Boolean));
   const field = base.reduce(
     (acc, seg) => (/^\d+$/.test(seg) ? `${acc}[${seg}]` : acc ? `${acc}.${seg}` : seg),
     '',

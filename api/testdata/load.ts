@@ -9,6 +9,7 @@ import type { KubeObject } from '../schema/meta.js';
 export const EXPECT_FIELD = 'test.metal.ironcore.dev/expect-field';
 export const EXPECT_SOURCE = 'test.metal.ironcore.dev/expect-source';
 export const EXPECT_ON = 'test.metal.ironcore.dev/expect-on';
+export const EXPECT_MESSAGE = 'test.metal.ironcore.dev/expect-message';
 
 export interface YamlDoc {
   file: string;
@@ -53,6 +54,12 @@ export interface InvalidCase {
   expectField: string;
   /** schema: our ajv validator rejects it too; cel: only the API server does. */
   expectSource: ExpectSource;
+  /**
+   * Texts (one per line of the annotation) the refusal of expectField must contain: in the API
+   * server's cause, and for schema cases in our validator's message too; usually the value given and
+   * what would be valid. Empty: the field alone is checked.
+   */
+  expectMessage: string[];
   expectOn: 'create' | 'update';
   /** For update cases: the object to create first (the nearest preceding setup document of that name). */
   original?: YamlDoc;
@@ -67,6 +74,14 @@ export interface InvalidTable {
 const identity = (o: KubeObject) =>
   `${o.apiVersion}/${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`;
 
+/** Whether one of `messages` contains every expected text. */
+export function messageMatches(
+  messages: readonly (string | undefined)[],
+  expected: readonly string[],
+): boolean {
+  return messages.some((m) => m !== undefined && expected.every((t) => m.includes(t)));
+}
+
 /** Parses api/testdata/invalid (format: README.md there). Throws on a malformed table. */
 export function loadInvalidTable(dir: string): InvalidTable {
   const cases: InvalidCase[] = [];
@@ -78,8 +93,8 @@ export function loadInvalidTable(dir: string): InvalidTable {
     const expectSource = annotations[EXPECT_SOURCE];
     const expectOn = annotations[EXPECT_ON] ?? 'create';
     if (expectField === undefined) {
-      if (annotations[EXPECT_SOURCE] !== undefined || annotations[EXPECT_ON] !== undefined) {
-        throw new Error(`${id}: expect-source/expect-on without expect-field`);
+      if ([EXPECT_SOURCE, EXPECT_ON, EXPECT_MESSAGE].some((a) => annotations[a] !== undefined)) {
+        throw new Error(`${id}: expect-source/expect-on/expect-message without expect-field`);
       }
       setup.push(doc);
       continue;
@@ -96,7 +111,11 @@ export function loadInvalidTable(dir: string): InvalidTable {
       if (!original)
         throw new Error(`${id}: update case without a preceding original of the same name in ${doc.file}`);
     }
-    cases.push({ id, doc, expectField, expectSource, expectOn, original });
+    const expectMessage = (annotations[EXPECT_MESSAGE] ?? '')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter(Boolean);
+    cases.push({ id, doc, expectField, expectSource, expectOn, original, expectMessage });
   }
   return { cases, setup };
 }

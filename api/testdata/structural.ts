@@ -3,12 +3,16 @@
 // junctions (but for int-or-string), every object with properties typed as an object.
 type Schema = Record<string, unknown>;
 
-/** The one `anyOf` with types Kubernetes allows: x-kubernetes-int-or-string. */
+/**
+ * x-kubernetes-int-or-string, untyped, either alone or with the one `anyOf` with types Kubernetes
+ * allows.
+ */
 function isIntOrString(node: Schema): boolean {
   const anyOf = node.anyOf as Schema[] | undefined;
+  if (node['x-kubernetes-int-or-string'] !== true || 'type' in node) return false;
+  if (anyOf === undefined) return true;
   return (
-    node['x-kubernetes-int-or-string'] === true &&
-    anyOf?.length === 2 &&
+    anyOf.length === 2 &&
     anyOf[0]?.type === 'integer' &&
     anyOf[1]?.type === 'string' &&
     anyOf.every((b) => Object.keys(b).length === 1)

@@ -1,33 +1,86 @@
-// The demo's choreography as a process (scripts/demo.sh starts the control plane and runs this):
+// The demo's choreography as a process (scripts/demo.sh makes its directory and runs this):
 //
-//   tsx e2e/demo/main.ts --kubeconfig DIR/kubeconfig [--servers 50 --racks 5 --tenants 4]
+//   tsx e2e/demo/main.ts --dir DIR [--servers 50 --racks 5 --tenants 4] [--keep]
 //
-// Ctrl-C (SIGINT) or SIGTERM stops the current act, stops everything this process started and exits
-// 130; the launcher then stops the control plane. Exit 0 when every act completed and every check held.
-import { Command } from 'commander';
+// The options are checked before anything starts (--help and a usage error start nothing). Then a
+// control plane in DIR, the system, the acts. SIGINT or SIGTERM stops the current act (or ends
+// --keep), stops everything this process started, each once, and exits 130; the launcher then
+// removes DIR. Exit 0 when every act completed and every check held.
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { join } from 'node:path';
+import { controlPlaneUp, installCRDs } from '../harness/control-plane.js';
+import { KubeClient } from '../../lib/kube/client.js';
 import { Demo } from './scenario.js';
 
-const int = (v: string) => Number.parseInt(v, 10);
-const o = new Command('demo')
-  .requiredOption('--kubeconfig <path>', 'admin kubeconfig of the control plane')
-  .option('--servers <n>', 'servers', int, 50)
-  .option('--racks <n>', 'racks', int, 5)
-  .option('--tenants <n>', 'tenants', int, 4)
-  .option('--webhook-replicas <n>', 'webhook replicas (0: none)', int, 2)
-  .parse()
-  .opts<{ kubeconfig: string; servers: number; racks: number; tenants: number; webhookReplicas: number }>();
+const count = (min: number) => (v: string) => {
+  if (!/^\d+$/.test(v.trim())) throw new InvalidArgumentError(`"${v}" is not a whole number.`);
+  const n = Number(v);
+  if (n < min) throw new InvalidArgumentError(`must be at least ${min}, got ${n}.`);
+  return n;
+};
+const program = new Command('scripts/demo.sh')
+  .description('Runs the whole system locally and plays a maintenance scenario against it (docs/demo.md).')
+  .addOption(new Option('--dir <path>', 'the demo directory (scripts/demo.sh makes it)').hideHelp())
+  .option('--servers <n>', 'servers in the fleet (at least 6)', count(6), 50)
+  .option('--racks <n>', 'racks the servers are spread over (at least 1)', count(1), 5)
+  .option('--tenants <n>', 'tenant namespaces (at least 1)', count(1), 4)
+  .option('--webhook-replicas <n>', 'webhook replicas (0: none)', count(0), 2)
+  .option('--acts <list>', 'acts to play, e.g. 1,2,5 (default: all); 3 and 5 need 2', '1,2,3,4,5')
+  .option('--keep', 'keep the system running after the acts, until Ctrl-C, to explore it', false);
+program.parse();
+const o = program.opts<{
+  dir?: string;
+  servers: number;
+  racks: number;
+  tenants: number;
+  webhookReplicas: number;
+  acts: string;
+  keep: boolean;
+}>();
+const acts = new Set(o.acts.split(',').map((a) => Number(a.trim())));
+const usage = (message: string) => program.error(`error: ${message}`, { exitCode: 2 });
+if (!o.dir) usage('--dir is required (run scripts/demo.sh, which makes the directory)');
+if ([...acts].some((a) => !Number.isInteger(a) || a < 1 || a > 5))
+  usage(`--acts "${o.acts}": acts are 1 to 5`);
+if (!acts.has(1)) usage('--acts must include 1: the fleet has to come up first');
+if ((acts.has(3) || acts.has(5)) && !acts.has(2))
+  usage('--acts 3 and 5 use the server act 2 cordons: include 2');
+if (o.racks > o.servers) usage(`--racks ${o.racks} is more than --servers ${o.servers}`);
+if (Math.floor((o.servers * 0.72) / o.tenants) < 1)
+  usage(`--tenants ${o.tenants} leaves no claim per tenant for ${o.servers} servers`);
 
 const abort = new AbortController();
 let interrupted = false;
 for (const sig of ['SIGINT', 'SIGTERM'] as const)
   process.on(sig, () => {
-    if (interrupted) return; // a second Ctrl-C while stopping: the launcher's trap takes over
+    if (interrupted) return; // a second signal while stopping: the launcher's cleanup takes over
     interrupted = true;
     process.stderr.write(`\n${sig}: stopping the demo…\n`);
     abort.abort();
   });
 
-const demo = new Demo({ ...o, signal: abort.signal });
+const dir = o.dir!;
+process.stderr.write(`demo: everything goes under ${dir} (removed at the end)\n`);
+process.stderr.write(`demo: starting a control plane (kube-apiserver + etcd)…\n`);
+const cp = await controlPlaneUp(dir);
+const client = await KubeClient.fromFile(cp.kubeconfig);
+try {
+  await installCRDs(client);
+} finally {
+  await client.close();
+}
+const demo = new Demo({
+  kubeconfig: cp.kubeconfig,
+  servers: o.servers,
+  racks: o.racks,
+  tenants: o.tenants,
+  webhookReplicas: o.webhookReplicas,
+  acts,
+  keep: o.keep,
+  logDir: process.env.METAL_TEST_LOG_DIR ?? join(dir, 'logs'),
+  controlPlaneDir: dir,
+  signal: abort.signal,
+});
 const result = await demo.run();
 for (const line of result.lines) console.log(line);
-process.exit(interrupted ? 130 : result.ok ? 0 : 1);
+process.exit(interrupted && !result.kept ? 130 : result.ok ? 0 : 1);

@@ -24,9 +24,9 @@ import { TENANT_LABEL, planFleet, seedFleet, type FleetPlan } from '../sim/fleet
 import { LIFECYCLE_CONTROLLERS, Stack, applyPolicy } from './stack.js';
 import { FleetWatch, allowedOf } from './watch.js';
 import { LEGEND, LiveArea, clock, columns, progressBar, renderRacks } from './screen.js';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 
 export interface DemoOptions {
   kubeconfig: string;
@@ -34,6 +34,14 @@ export interface DemoOptions {
   racks: number;
   tenants: number;
   webhookReplicas: number;
+  /** Acts to play (1 always; 5 needs 2). */
+  acts: ReadonlySet<number>;
+  /** After the acts, keep the system up until the signal. */
+  keep: boolean;
+  /** Where each binary's log file is (METAL_TEST_LOG_DIR). */
+  logDir: string;
+  /** The control plane's directory (its own logs: kube-apiserver.log, etcd.log). */
+  controlPlaneDir: string;
   signal: AbortSignal;
 }
 
@@ -69,6 +77,19 @@ interface ScenarioRow {
 export interface DemoResult {
   ok: boolean;
   lines: string[];
+  /** The system was kept up (--keep) until the signal. */
+  kept: boolean;
+}
+
+/** Lines of the log files in `dir` whose binary is named in `text` (last `n` lines each). */
+export function logTails(dir: string, text: string, n = 12): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.log') && text.includes(f.slice(0, -4)))
+    .flatMap((f) => {
+      const lines = readFileSync(join(dir, f), 'utf8').trimEnd().split('\n');
+      return [`last lines of ${join(dir, f)}:`, ...lines.slice(-n).map((l) => `  ${l}`)];
+    });
 }
 
 class Aborted extends Error {}
@@ -218,12 +239,13 @@ export class Demo {
     try {
       await this.#setup();
       await this.#fleetComesUp();
-      const cordoned = await this.#cordon();
+      const acts = this.#o.acts;
+      const cordoned = acts.has(2) ? await this.#cordon() : '';
       const complete = this.#stack!.missing.length === 0;
       if (complete) {
-        await this.#announce(cordoned);
-        await this.#rolloutAct();
-      } else {
+        if (acts.has(3)) await this.#announce(cordoned);
+        if (acts.has(4)) await this.#rolloutAct();
+      } else if (acts.has(3) || acts.has(4)) {
         this.#problems.push(
           `acts 3 and 4 skipped: missing ${this.#stack!.missing.map((m) => `${m}-controller`).join(', ')}`,
         );
@@ -231,19 +253,46 @@ export class Demo {
           this.#p.yellow(`acts 3 and 4 need ${LIFECYCLE_CONTROLLERS.join(', ')} controllers; skipped`),
         );
       }
-      await this.#uncordon(cordoned);
+      if (acts.has(5)) await this.#uncordon(cordoned);
     } catch (e) {
       if (!(e instanceof Aborted)) this.#problems.push((e as Error).message);
       else this.#problems.push('interrupted');
       this.#log(this.#p.red(`stopped: ${(e as Error).message}`));
+      for (const l of logTails(this.#o.logDir, (e as Error).message)) this.#log(l);
     } finally {
       clearInterval(this.#timer);
       this.#ui.render(this.#frame(), true);
       this.#ui.done();
     }
     const lines = this.#summary();
+    const kept = this.#o.keep && !this.#o.signal.aborted && !!this.#stack;
+    if (kept) {
+      for (const line of [...lines, '', ...this.#keepLines()]) console.log(line);
+      await new Promise<void>((resolve) => this.#o.signal.addEventListener('abort', () => resolve()));
+    }
     await this.#teardown();
-    return { ok: this.#problems.length === 0, lines };
+    return {
+      ok: this.#problems.length === 0,
+      lines: kept ? ['stopped what the demo started.'] : lines,
+      kept,
+    };
+  }
+
+  /** What --keep prints: how to reach the running system. */
+  #keepLines(): string[] {
+    const ns = this.#plan?.namespaces[0] ?? 'tenant-a';
+    return [
+      this.#p.bold('The system keeps running; Ctrl-C stops it and removes everything.'),
+      'In another terminal:',
+      `  export KUBECONFIG=${this.#o.kubeconfig}`,
+      `  export PATH=${join(import.meta.dirname, '..', '..', 'cli')}:$PATH   # kubectl-metal, the plugin`,
+      '  kubectl get servers',
+      `  kubectl get serverclaims -n ${ns}`,
+      '  kubectl get serverdisruptionbudgets',
+      '  kubectl get servermaintenances -A',
+      '  kubectl metal status',
+      `Logs: ${this.#o.logDir}/<binary>.log; control plane: ${this.#o.controlPlaneDir}/kube-apiserver.log, etcd.log`,
+    ];
   }
 
   async #setup(): Promise<void> {
@@ -251,13 +300,17 @@ export class Demo {
     const admin = (this.#admin = await KubeClient.fromFile(this.#o.kubeconfig));
     await applyPolicy(admin, DEMO_POLICY);
     this.#log('policy: deadlines 30 s (Urgent), claims without a consumer auto-approved after 15 s');
+    this.#log(
+      `logs: one file per binary in ${this.#o.logDir}; the control plane's in ${this.#o.controlPlaneDir}`,
+    );
     this.#stack = await Stack.start({
       admin,
+      logLevel: 'info',
       webhookReplicas: this.#o.webhookReplicas,
       controllers: LIFECYCLE_CONTROLLERS,
       say: (m) => this.#log(m),
       // The demo's kubeconfig lives in its control plane's directory (scripts/control-plane.sh).
-      controlPlaneDir: dirname(this.#o.kubeconfig),
+      controlPlaneDir: this.#o.controlPlaneDir,
     });
     const { kubeconfig } = await kubeconfigForBinary(
       admin,
@@ -562,9 +615,7 @@ export class Demo {
             shown = true;
             const m = w.maintenances.get(waiting);
             const msg = m?.status?.conditions?.find((c) => c.type === 'Admitted')?.message ?? '';
-            this.#log(
-              `${waiting.split('/')[1]} waits: BudgetExhausted${msg ? ` (${msg.slice(0, 110)})` : ''}`,
-            );
+            this.#log(`${waiting.split('/')[1]} waits: BudgetExhausted${msg ? ` (${msg})` : ''}`);
           }
         }
         return this.#rollout.every((k) => w.records.get(k)?.deletedAt);
@@ -631,19 +682,26 @@ export class Demo {
     if (!this.#rollout.length) return;
     const waits = this.#rollout.filter((k) => w.records.get(k)?.waitedFor.has('BudgetExhausted')).length;
     const secs = (((this.#rolloutEnd || Date.now()) - this.#rolloutStart) / 1000).toFixed(0);
+    const done = this.#rollout.filter((k) => w.records.get(k)?.deletedAt).length;
     row(
       'rollout',
-      `${this.#rollout.length} servers in ${secs} s; ${waits} waited for budget room (BudgetExhausted)`,
+      this.#rolloutEnd
+        ? `${this.#rollout.length} servers in ${secs} s; ${waits} waited for budget room (BudgetExhausted)`
+        : `not finished: ${done} of ${this.#rollout.length} servers done after ${secs} s; ${waits} waited for budget room`,
     );
   }
 
   #summaryChecks(w: FleetWatch, row: (k: string, v: string) => void): void {
     const peaks = w.checker.budgetPeaks();
     if (peaks.length)
-      row('budgets', peaks.map((b) => `${b.domain || b.budget} ${b.peak}/${b.allowed}`).join('  '));
+      row(
+        'budgets',
+        `peak in maintenance at once / allowed: ${peaks.map((b) => `${b.domain || b.budget} ${b.peak}/${b.allowed}`).join('  ')}`,
+      );
     const violations = w.checker.violations();
     if (violations.length) {
-      const file = join(tmpdir(), `metal-demo-trace-${Date.now()}.jsonl`);
+      // Outside the demo's directory (scripts/demo.sh points this at the caller's TMPDIR): it stays.
+      const file = join(process.env.METAL_DEMO_TRACE_DIR ?? tmpdir(), `metal-demo-trace-${Date.now()}.jsonl`);
       writeFileSync(file, (w.trace ?? []).map((x) => JSON.stringify(x)).join('\n'));
       this.#problems.push(`a budget was exceeded; the watch trace is in ${file}`);
       row(

@@ -2,7 +2,7 @@
 // identity whose RBAC comes from the binary's manifests (so tests exercise least privilege), and
 // makes sure none outlives the test run.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { createWriteStream, readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -149,9 +149,16 @@ export async function stopChild(
   return code;
 }
 
+/** The file a binary's output goes to when METAL_TEST_LOG_DIR is set (the demo sets it). */
+export function binaryLogFile(name: string): string | undefined {
+  const dir = process.env.METAL_TEST_LOG_DIR;
+  return dir ? join(dir, `${name}.log`) : undefined;
+}
+
 /**
  * Starts `entry` (a TypeScript file relative to the repo root) with tsx. stdout is parsed as
- * pino JSON lines; stderr is inherited so crashes show in the test output.
+ * pino JSON lines; stderr is inherited so crashes show in the test output. With METAL_TEST_LOG_DIR
+ * set, stdout and stderr both go to binaryLogFile(name) instead (appended: a restart adds to it).
  */
 export function spawnBinary(
   name: string,
@@ -163,12 +170,15 @@ export function spawnBinary(
   const proc = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, entry), ...args], {
     cwd: REPO_ROOT,
     env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', binaryLogFile(name) ? 'pipe' : 'inherit'],
   });
   running.add(proc);
+  const logFile = binaryLogFile(name);
+  const file = logFile ? createWriteStream(logFile, { flags: 'a' }) : undefined;
+  if (file) proc.stderr?.pipe(file, { end: false });
   const logs: Record<string, unknown>[] = [];
   const listeners = new Set<(l: Record<string, unknown>) => void>();
-  createInterface({ input: proc.stdout }).on('line', (line) => {
+  createInterface({ input: proc.stdout! }).on('line', (line) => {
     let parsed: Record<string, unknown>;
     try {
       parsed = JSON.parse(line) as Record<string, unknown>;
@@ -177,11 +187,14 @@ export function spawnBinary(
     }
     logs.push(parsed);
     for (const l of listeners) l(parsed);
+    file?.write(`${line}\n`);
     if (process.env.METAL_TEST_LOGS) process.stderr.write(`[${name}] ${line}\n`);
   });
   const exited = new Promise<number | null>((resolve) =>
     proc.on('exit', (code, signal) => {
       running.delete(proc);
+      // stdout may still hold lines: end the file after them.
+      proc.stdout?.once('close', () => file?.end());
       resolve(code ?? (signal ? 128 : null));
     }),
   );

@@ -1,5 +1,5 @@
 import { DEFAULT_POLICY } from '../../policies/schema.js';
-import { parsePolicyConfigMap } from './parse.js';
+import { EMPTY_POLICY, parsePolicyConfigMap } from './parse.js';
 
 const cm = (text: unknown, key = 'policy.yaml') => ({
   metadata: { namespace: 'metal-maintenance-system', name: 'metal-maintenance-policy' },
@@ -7,9 +7,22 @@ const cm = (text: unknown, key = 'policy.yaml') => ({
 });
 
 describe('parsePolicyConfigMap', () => {
-  it('fills every field from the defaults for an empty document', () => {
-    const result = parsePolicyConfigMap(cm(''));
+  it('fills every field from the defaults for an empty mapping', () => {
+    const result = parsePolicyConfigMap(cm('{}\n'));
     expect(result).toMatchObject({ ok: true, policy: DEFAULT_POLICY });
+  });
+
+  it.each([
+    ['an empty string', ''],
+    ['blank lines', '\n  \n'],
+    ['only comments', '# grants:\n#   ttl: 5m\n'],
+    ['an empty document marker', '---\n'],
+    ['null', 'null\n'],
+  ])('refuses %s instead of silently resetting every binary to the defaults', (_what, text) => {
+    expect(parsePolicyConfigMap(cm(text))).toEqual({
+      ok: false,
+      errors: [{ field: 'data["policy.yaml"]', message: EMPTY_POLICY }],
+    });
   });
 
   it('overrides only what the document sets', () => {
@@ -42,7 +55,7 @@ describe('parsePolicyConfigMap', () => {
   });
 
   it('honours a custom data key', () => {
-    expect(parsePolicyConfigMap(cm('', 'p.yaml'), { key: 'p.yaml' }).ok).toBe(true);
+    expect(parsePolicyConfigMap(cm('{}', 'p.yaml'), { key: 'p.yaml' }).ok).toBe(true);
   });
 
   it('reports YAML syntax errors with a line and duplicate keys', () => {

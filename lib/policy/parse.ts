@@ -26,6 +26,9 @@ export interface ParseOptions {
   key?: string;
 }
 
+export const EMPTY_POLICY =
+  'is empty: an empty policy would put every setting back to its built-in default; write {} to mean exactly that, or the settings to change (policies/default-policy.yaml lists them all)';
+
 /** A policy document larger than this is refused before parsing (a ConfigMap holds at most 1 MiB). */
 export const MAX_POLICY_BYTES = 256 * 1024;
 
@@ -67,13 +70,18 @@ export function parsePolicyText(text: string, field = 'policy'): PolicyParseResu
   } catch (e) {
     return { ok: false, errors: [{ field, message: `cannot be read: ${(e as Error).message}` }] };
   }
-  if (raw !== null && raw !== undefined && (typeof raw !== 'object' || Array.isArray(raw))) {
+  // An empty document (or only comments) is most likely a mistake, say a lost file; taken as `{}` it
+  // would put every binary back on the built-in defaults without a word.
+  if (raw === null || raw === undefined) {
+    return { ok: false, errors: [{ field, message: EMPTY_POLICY }] };
+  }
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
     return {
       ok: false,
       errors: [{ field, message: 'must be a YAML mapping (the MaintenancePolicy document)' }],
     };
   }
-  const result = validatePolicy(mergeOntoDefaults(raw ?? {}));
+  const result = validatePolicy(mergeOntoDefaults(raw));
   if (!result.ok) return result;
   return { ok: true, policy: result.policy, hash: createHash('sha256').update(text).digest('hex') };
 }

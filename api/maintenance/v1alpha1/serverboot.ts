@@ -13,6 +13,7 @@ import {
 } from '../../schema/index.js';
 import { MAINTENANCE_GROUP, MAINTENANCE_VERSION } from './group.js';
 import { BootMethods } from './servermaintenance.js';
+import { IMAGE_MAX } from './boot-image.js';
 
 export const ServerBootPhases = [
   'Pending',
@@ -41,8 +42,11 @@ export const ServerBootSpec = Type.Object({
   method: StringEnum(BootMethods, {
     description: 'VirtualMedia, UefiHttp, or Pxe (via a ServerBootConfiguration).',
   }),
+  // The form by method (bootImageRules) is checked on ServerMaintenance.spec.boot, where a bad image
+  // would cost a grant; a ServerBoot with one fails at Pending (controllers/boot, InvalidSpec).
   image: Type.String({
     minLength: 1,
+    maxLength: IMAGE_MAX,
     description: 'Image URL (ISO, EFI binary/UKI) or, for Pxe, an OCI image reference.',
   }),
   bootMode: Type.Optional(StringEnum(['UEFI', 'Legacy'] as const, { default: 'UEFI' })),

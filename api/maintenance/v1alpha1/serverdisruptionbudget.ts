@@ -3,6 +3,7 @@
 // status.grants, the way the API server grants pod evictions against a PodDisruptionBudget.
 import { Type, type Static } from '@sinclair/typebox';
 import { defineKind, LabelSelector, type ObjectOf } from '../../schema/index.js';
+import { qualifiedName, QUALIFIED_NAME_MAX } from '../../schema/checks.js';
 import { MAINTENANCE_GROUP, MAINTENANCE_VERSION } from './group.js';
 import { BudgetStatus, MaxUnavailable } from './disruptionbudget-common.js';
 
@@ -14,8 +15,10 @@ export const ServerDisruptionBudgetSpec = Type.Object({
   topologyKey: Type.Optional(
     Type.String({
       minLength: 1,
+      maxLength: QUALIFIED_NAME_MAX,
       description:
         'Server label that splits the fleet into domains (e.g. a rack); the limit then applies per domain.',
+      'x-kubernetes-validations': [qualifiedName('topologyKey (a label key)')],
     }),
   ),
   paused: Type.Optional(Type.Boolean({ default: false, description: 'Grant nothing while true.' })),

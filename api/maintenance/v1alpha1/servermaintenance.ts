@@ -16,6 +16,10 @@ import {
   type ObjectOf,
 } from '../../schema/index.js';
 import { MAINTENANCE_GROUP, MAINTENANCE_VERSION } from './group.js';
+import { bootImageRules, IMAGE_MAX } from './boot-image.js';
+
+/** Highest priority: the top of PriorityClass's user range (HighestUserDefinablePriority). */
+export const PRIORITY_MAX = 1_000_000_000;
 
 export const MaintenanceReasons = [
   'FirmwareUpdate',
@@ -77,13 +81,18 @@ export const ApprovalRequirements = Type.Object(
 );
 export type ApprovalRequirements = Static<typeof ApprovalRequirements>;
 
-export const MaintenanceBootImage = Type.Object({
-  image: Type.String({
-    minLength: 1,
-    description: 'URL of the image (ISO for VirtualMedia, EFI/UKI for UefiHttp, OCI ref for Pxe).',
-  }),
-  method: StringEnum(BootMethods, { default: 'VirtualMedia' }),
-});
+export const MaintenanceBootImage = Type.Object(
+  {
+    image: Type.String({
+      minLength: 1,
+      maxLength: IMAGE_MAX,
+      description:
+        'http(s) URL of the image (ISO for VirtualMedia, EFI/UKI for UefiHttp), or an OCI image reference for Pxe.',
+    }),
+    method: StringEnum(BootMethods, { default: 'VirtualMedia' }),
+  },
+  { 'x-kubernetes-validations': bootImageRules() },
+);
 
 export const ServerMaintenanceSpec = Type.Object({
   serverRef: LocalObjectReference({
@@ -96,7 +105,12 @@ export const ServerMaintenanceSpec = Type.Object({
   class: Type.Optional(StringEnum(MaintenanceClasses, { default: 'Planned' })),
   description: Type.Optional(Type.String({ maxLength: 1024, description: 'Free text shown to the tenant.' })),
   priority: Type.Optional(
-    Int32({ default: 0, description: 'Higher runs first among maintenances of one server.' }),
+    Int32({
+      default: 0,
+      minimum: 0,
+      maximum: PRIORITY_MAX,
+      description: 'Higher runs first among maintenances of one server; 0 (the default) to 1000000000.',
+    }),
   ),
   approval: Type.Optional(ApprovalRequirements),
   boot: Type.Optional(MaintenanceBootImage),

@@ -118,7 +118,9 @@ export const ServerClaimSpec = Type.Object(
     ),
     ignitionSecretRef: Type.Optional(LocalObjectReference()),
     userDataRef: Type.Optional(LocalObjectReference()),
-    image: Type.String(),
+    // An OCI reference is at most about 520 characters (distribution/reference: name 255, tag 128,
+    // digest); 1024 leaves room and makes a megabyte value our refusal, not etcd's.
+    image: Type.String({ maxLength: 1024 }),
     tolerations: Type.Optional(Type.Array(Toleration)),
     maintenance: Type.Optional(ClaimMaintenanceSpec),
   },

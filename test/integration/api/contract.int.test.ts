@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { ALL_KINDS, kindFor } from '../../../api/registry.js';
 import { crdName } from '../../../api/schema/crd.js';
-import { loadInvalidTable, loadYamlDir, type YamlDoc } from '../../../api/testdata/load.js';
+import { loadInvalidTable, loadYamlDir, messageMatches, type YamlDoc } from '../../../api/testdata/load.js';
 import { adminClient, freshNamespace } from '../../../e2e/harness/env.js';
 import { REPO_ROOT } from '../../../e2e/harness/control-plane.js';
 import { KubeApiError, isAlreadyExists, isNotFound } from '../../../lib/kube/errors.js';
@@ -139,9 +139,17 @@ async function invalidCasesNotRefused(
         wrong.push(`${c.id}: expected 422 Invalid, got ${(e as Error).message}`);
         continue;
       }
-      const fields = (e.status.details?.causes ?? []).map((cause) => cause.field);
-      if (!fields.includes(c.expectField))
+      const causes = e.status.details?.causes ?? [];
+      const fields = causes.map((cause) => cause.field);
+      if (!fields.includes(c.expectField)) {
         wrong.push(`${c.id}: refused naming ${JSON.stringify(fields)}, expected ${c.expectField}`);
+        continue;
+      }
+      const messages = causes.filter((cause) => cause.field === c.expectField).map((cause) => cause.message);
+      if (!messageMatches(messages, c.expectMessage))
+        wrong.push(
+          `${c.id}: refused with ${JSON.stringify(messages)}, expected a message with ${JSON.stringify(c.expectMessage)}`,
+        );
     }
   }
   return wrong;

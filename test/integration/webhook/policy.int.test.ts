@@ -102,6 +102,18 @@ describe('policy ConfigMap', () => {
     expect(stored.data?.[KEY]).not.toContain('two minutes');
   });
 
+  test('an empty policy is refused, not taken as "every setting back to its default"', async () => {
+    for (const text of ['', '# all defaults?\n']) {
+      const err = await expectDenied(() => writePolicy(text), 'METAL_ERR_POLICY_INVALID', 422);
+      expect(err.status.details?.causes).toEqual([
+        expect.objectContaining({
+          field: `data["${KEY}"]`,
+          message: expect.stringContaining('write {} to mean'),
+        }),
+      ]);
+    }
+  });
+
   test('a valid change is hot-reloaded: the webhook enforces it without a restart', async () => {
     expect(await legacyDenied()).toBe(false);
     await writePolicy('legacyLabels:\n  mode: deny\n');
