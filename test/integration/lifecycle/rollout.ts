@@ -86,12 +86,13 @@ async function prepare(lc: Lifecycle, round: string, o: RolloutOptions) {
     },
   });
   const names: string[] = [];
-  const create = async (name: string, server: string, priority = 0) => {
+  // The doubles queue behind the first maintenance of their server: priorities are 0 or more.
+  const create = async (name: string, server: string, priority = 1) => {
     await lc.maintenance(name, server, { priority, reason: 'FirmwareUpdate', class: 'Urgent' });
     names.push(name);
   };
   await Promise.all(servers.map((s, i) => create(`${round}-m${i}`, s)));
-  await Promise.all(servers.slice(0, o.doubles ?? 0).map((s, i) => create(`${round}-n${i}`, s, -1)));
+  await Promise.all(servers.slice(0, o.doubles ?? 0).map((s, i) => create(`${round}-n${i}`, s, 0)));
   return { servers, budget: budget.metadata.name!, names };
 }
 
