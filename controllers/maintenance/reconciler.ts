@@ -215,7 +215,7 @@ export class MaintenanceReconciler {
     });
   }
 
-  /** A holder of `server` left: maintenances that were told ServerBusy need not wait out the hint. */
+  /** A holder of `server` left: the maintenances waiting on it need not wait out any backoff. */
   #holderGone(server: string): void {
     this.#waits.holderGone(this.#maintenances.byIndex('server', server));
   }
@@ -581,7 +581,6 @@ export class MaintenanceReconciler {
     // Woken for a slot it cannot use: the next waiter of that budget gets it, now rather than at its timer.
     if (wokenBy !== undefined && passesOnWokenSlot(wokenBy, denial))
       this.#wake(1, { budget: wokenBy, domain: this.#domainIn(wokenBy, serverName) });
-    if (denial.reason === 'ServerBusy') this.#waits.busy(uidOf(m));
     this.#metrics.budgetWaiters.set(this.#waits.waiters.size);
     await this.#recordDenial(attempt, denial.reason, denial.message);
     this.#mgr.logger.debug(
