@@ -53,47 +53,28 @@ export interface AdmitterDeps {
 }
 
 export class Admitter {
-  readonly #mgr: Manager;
-  readonly #o: AdmitterDeps['options'];
-  readonly #maintenances: Informer<ServerMaintenance>;
-  readonly #servers: Informer<Server>;
-  readonly #sdbs: Informer<ServerDisruptionBudget>;
-  readonly #scdbs: Informer<ServerClaimDisruptionBudget>;
-  readonly #smClient: ResourceClient<ServerMaintenance>;
-  readonly #writer: PlanWriter;
-  readonly #waits: AdmissionWaits;
-  readonly #metrics: MaintenanceMetrics;
-  readonly #enqueue: (server: string, urgent?: boolean) => void;
+  readonly #d: AdmitterDeps;
 
   constructor(deps: AdmitterDeps) {
-    this.#mgr = deps.mgr;
-    this.#o = deps.options;
-    this.#maintenances = deps.maintenances;
-    this.#servers = deps.servers;
-    this.#sdbs = deps.sdbs;
-    this.#scdbs = deps.scdbs;
-    this.#smClient = deps.smClient;
-    this.#writer = deps.writer;
-    this.#waits = deps.waits;
-    this.#metrics = deps.metrics;
-    this.#enqueue = deps.enqueue;
+    this.#d = deps;
   }
 
   /** Wakes up to `n` budget waiters in `scope`, in queue order: a release freed that many slots. */
   wake(n: number, scope: WakeScope & { budget: string }): void {
     if (n <= 0) return;
-    for (const server of this.#waits.waiters.take(n, scope)) {
-      for (const m of this.#maintenances.byIndex('server', server)) this.#waits.woken(uidOf(m), scope.budget);
-      this.#enqueue(server, true);
+    for (const server of this.#d.waits.waiters.take(n, scope)) {
+      for (const m of this.#d.maintenances.byIndex('server', server))
+        this.#d.waits.woken(uidOf(m), scope.budget);
+      this.#d.enqueue(server, true);
     }
-    this.#metrics.budgetWaiters.set(this.#waits.waiters.size);
+    this.#d.metrics.budgetWaiters.set(this.#d.waits.waiters.size);
   }
 
   /** The server's topology domain in a budget (refKey): "" for claim budgets and those without a key. */
   #domainIn(budget: string, server: string): string {
     const ref = refOfKey(budget);
-    const sdb = ref?.kind === 'ServerDisruptionBudget' ? this.#sdbs.getByName(ref.name) : undefined;
-    const labelled = sdb?.spec.topologyKey ? this.#servers.getByName(server) : undefined;
+    const sdb = ref?.kind === 'ServerDisruptionBudget' ? this.#d.sdbs.getByName(ref.name) : undefined;
+    const labelled = sdb?.spec.topologyKey ? this.#d.servers.getByName(server) : undefined;
     return labelled ? domainOf(labelled, sdb?.spec.topologyKey) : '';
   }
 
@@ -102,7 +83,7 @@ export class Admitter {
     const { m, status } = attempt;
     const full = this.#heldBackBy(serverName, uidOf(m));
     if (full) {
-      this.#metrics.attempts.inc({ result: 'held-back' });
+      this.#d.metrics.attempts.inc({ result: 'held-back' });
       const waits = await this.#denied(serverName, attempt, {
         code: full.paused ? Codes.BUDGET_PAUSED : Codes.BUDGET_EXHAUSTED,
         reason: full.paused ? 'BudgetPaused' : 'BudgetExhausted',
@@ -110,41 +91,41 @@ export class Admitter {
         retryAfterMs: undefined,
         budget: refKey({ kind: 'ServerDisruptionBudget', name: full.name }),
       });
-      if (this.#waits.heldBack(uidOf(m)) !== 1) return waits;
+      if (this.#d.waits.heldBack(uidOf(m)) !== 1) return waits;
       // The first hold-back looks again soon: our copy of the server may be behind the budget's count
       // (a server cordoned a moment ago already counts as unavailable there, and the webhook admits it).
-      this.#waits.backOff(uidOf(m), Date.now() + HELD_BACK_RECHECK_MS);
+      this.#d.waits.backOff(uidOf(m), Date.now() + HELD_BACK_RECHECK_MS);
       return { ms: HELD_BACK_RECHECK_MS, reason: waits.reason };
     }
-    this.#waits.asked(uidOf(m));
+    this.#d.waits.asked(uidOf(m));
     try {
-      const written = await this.#writer.writeStatus({ m, status });
+      const written = await this.#d.writer.writeStatus({ m, status });
       if (!written) return undefined;
-      this.#metrics.attempts.inc({ result: 'admitted' });
-      this.#waits.forget(uidOf(m));
-      this.#waits.waiters.remove(serverName);
-      this.#metrics.budgetWaiters.set(this.#waits.waiters.size);
+      this.#d.metrics.attempts.inc({ result: 'admitted' });
+      this.#d.waits.forget(uidOf(m));
+      this.#d.waits.waiters.remove(serverName);
+      this.#d.metrics.budgetWaiters.set(this.#d.waits.waiters.size);
       if (attempt.enteredAt !== undefined)
-        this.#metrics.timeInState.observe(
+        this.#d.metrics.timeInState.observe(
           { state: attempt.from },
           Math.max(0, (Date.now() - attempt.enteredAt) / 1000),
         );
-      this.#mgr.events.normal(
-        withTypeMeta(written, this.#smClient),
+      this.#d.mgr.events.normal(
+        withTypeMeta(written, this.#d.smClient),
         'Started',
         'Start',
         `InMaintenance on server ${serverName} (approval: ${m.status?.approval?.source ?? 'NotRequired'})` +
-          (this.#o.parkMode === 'annotation' ? '; asking metal-operator to park it' : ''),
+          (this.#d.options.parkMode === 'annotation' ? '; asking metal-operator to park it' : ''),
       );
       // Look again at once: the taint value, park request and projection follow the new holder.
       return { ms: 0, reason: 'admitted' };
     } catch (e) {
       const denial = admissionDenial(e);
       if (!denial) {
-        this.#metrics.attempts.inc({ result: 'error' });
+        this.#d.metrics.attempts.inc({ result: 'error' });
         throw e;
       }
-      this.#metrics.attempts.inc({ result: 'denied' });
+      this.#d.metrics.attempts.inc({ result: 'denied' });
       if (refusedAfterReservation(denial.code)) await this.#releaseUnused(serverName, m);
       return this.#denied(serverName, attempt, denial);
     }
@@ -157,16 +138,16 @@ export class Admitter {
    * server and every budget our cache shows holding one, now rather than at the ledger's TTL.
    */
   async #releaseUnused(serverName: string, m: ServerMaintenance): Promise<void> {
-    const labels = this.#servers.getByName(serverName)?.metadata.labels;
+    const labels = this.#d.servers.getByName(serverName)?.metadata.labels;
     const refs = new Map<string, BudgetRef>();
-    for (const b of this.#sdbs.list())
+    for (const b of this.#d.sdbs.list())
       if (matchesSelector(b.spec.serverSelector, labels)) refs.set(refKey(refOf(b)), refOf(b));
     for (const b of [
-      ...this.#sdbs.byIndex(GRANT_INDEX, uidOf(m)),
-      ...this.#scdbs.byIndex(GRANT_INDEX, uidOf(m)),
+      ...this.#d.sdbs.byIndex(GRANT_INDEX, uidOf(m)),
+      ...this.#d.scdbs.byIndex(GRANT_INDEX, uidOf(m)),
     ])
       refs.set(refKey(refOf(b)), refOf(b));
-    await this.#writer.release(m, [...refs.values()], 'refused');
+    await this.#d.writer.release(m, [...refs.values()], 'refused');
   }
 
   /**
@@ -176,11 +157,11 @@ export class Admitter {
    * cannot see (a BMC outage this controller does not watch) delays a maintenance, it does not strand it.
    */
   #heldBackBy(serverName: string, uid: string): FullBudget | undefined {
-    const server = this.#servers.getByName(serverName);
+    const server = this.#d.servers.getByName(serverName);
     if (!server || serverUnavailableReason(server)) return undefined;
-    const full = fullBudget(this.#sdbs.list(), server.metadata.labels, uid);
+    const full = fullBudget(this.#d.sdbs.list(), server.metadata.labels, uid);
     if (!full) return undefined;
-    return this.#waits.holdBack(uid) ? full : undefined;
+    return this.#d.waits.holdBack(uid) ? full : undefined;
   }
 
   /** A refusal (the webhook's, or the cache's prediction of it): the waiting status, backoff, waiters. */
@@ -190,13 +171,13 @@ export class Admitter {
     denial: Pick<AdmissionDenial, 'code' | 'reason' | 'message' | 'retryAfterMs' | 'budget'>,
   ): Promise<{ ms: number; reason: string }> {
     const { m } = attempt;
-    this.#metrics.denied.inc({ reason: denial.reason });
+    this.#d.metrics.denied.inc({ reason: denial.reason });
     const budget = BUDGET_DENIALS.has(denial.reason);
-    const wokenBy = this.#waits.wokenBy(uidOf(m));
-    const delay = Math.min(this.#o.maxBackoffMs, this.#waits.waitAfterDenial(uidOf(m), denial));
-    this.#waits.backOff(uidOf(m), Date.now() + delay);
+    const wokenBy = this.#d.waits.wokenBy(uidOf(m));
+    const delay = Math.min(this.#d.options.maxBackoffMs, this.#d.waits.waitAfterDenial(uidOf(m), denial));
+    this.#d.waits.backOff(uidOf(m), Date.now() + delay);
     if (budget)
-      this.#waits.waiters.add(
+      this.#d.waits.waiters.add(
         serverName,
         m,
         denial.budget,
@@ -205,9 +186,9 @@ export class Admitter {
     // Woken for a slot it cannot use: the next waiter of that budget gets it, now rather than at its timer.
     if (wokenBy !== undefined && passesOnWokenSlot(wokenBy, denial))
       this.wake(1, { budget: wokenBy, domain: this.#domainIn(wokenBy, serverName) });
-    this.#metrics.budgetWaiters.set(this.#waits.waiters.size);
+    this.#d.metrics.budgetWaiters.set(this.#d.waits.waiters.size);
     await this.#recordDenial(attempt, denial.reason, denial.message);
-    this.#mgr.logger.debug(
+    this.#d.mgr.logger.debug(
       { server: serverName, maintenance: m.metadata.name, code: denial.code, delay },
       'InMaintenance denied',
     );
@@ -224,14 +205,14 @@ export class Admitter {
     const next = deniedStatus(attempt, reason, repeated ? current.message : message, new Date());
     if (!statusChanged(m, next)) return;
     try {
-      await this.#writer.writeStatus({ m, status: next });
+      await this.#d.writer.writeStatus({ m, status: next });
     } catch (e) {
-      this.#mgr.logger.warn(
+      this.#d.mgr.logger.warn(
         { maintenance: m.metadata.name, err: errorMessage(e) },
         'could not record the denial',
       );
     }
     // An Event per transition, not per retry.
-    if (!repeated) this.#mgr.events.warning(withTypeMeta(m, this.#smClient), reason, 'Start', message);
+    if (!repeated) this.#d.mgr.events.warning(withTypeMeta(m, this.#d.smClient), reason, 'Start', message);
   }
 }

@@ -36,13 +36,7 @@ export interface PlanWriterDeps {
 }
 
 export class PlanWriter {
-  readonly #mgr: Manager;
-  readonly #smClient: ResourceClient<ServerMaintenance>;
-  readonly #serverClient: ResourceClient<Server>;
-  readonly #bootClient: ResourceClient<ServerBoot>;
-  readonly #budgetStore: ApiBudgetStore;
-  readonly #metrics: MaintenanceMetrics;
-  readonly #taintKey: string;
+  readonly #d: PlanWriterDeps;
   /** Our newest writes, newer than the informers' copies until their watch events arrive. */
   readonly mOverlay = new WriteOverlay<ServerMaintenance>(withoutManagedFields);
   readonly sOverlay = new WriteOverlay<Server>(withoutManagedFields);
@@ -52,13 +46,7 @@ export class PlanWriter {
   readonly #releasers = new Map<string, LedgerReleaser>();
 
   constructor(deps: PlanWriterDeps) {
-    this.#mgr = deps.mgr;
-    this.#smClient = deps.smClient;
-    this.#serverClient = deps.serverClient;
-    this.#bootClient = deps.bootClient;
-    this.#budgetStore = deps.budgetStore;
-    this.#metrics = deps.metrics;
-    this.#taintKey = deps.taintKey;
+    this.#d = deps;
   }
 
   /**
@@ -69,7 +57,7 @@ export class PlanWriter {
     if (status.state !== 'InMaintenance') return;
     const before = new Set((m.status?.grant?.budgets ?? []).map(refKey));
     for (const ref of status.grant?.budgets ?? [])
-      if (!before.has(refKey(ref))) this.#metrics.grantsUsed.inc(budgetLabels(ref));
+      if (!before.has(refKey(ref))) this.#d.metrics.grantsUsed.inc(budgetLabels(ref));
   }
 
   /** A budget is gone: its releaser (and what it batched) with it. */
@@ -79,9 +67,9 @@ export class PlanWriter {
 
   /** Every write of the plan but the InMaintenance attempt, in the order decide/server.ts documents. */
   async write(server: Server | undefined, plan: ServerPlan): Promise<void> {
-    const fm = this.#mgr.status.fieldManager;
+    const fm = this.#d.mgr.status.fieldManager;
     for (const m of plan.addFinalizer)
-      this.mOverlay.wrote(await addFinalizer(this.#smClient, m, MAINTENANCE_FINALIZER, fm));
+      this.mOverlay.wrote(await addFinalizer(this.#d.smClient, m, MAINTENANCE_FINALIZER, fm));
     // Taint first, untaint last (issue 29): a taint that goes on or changes hands is written before any
     // status that makes the placement rule refuse the server, and one that goes is removed after the
     // last of them, so metal-operator's binder, which honours the taint, never meets a server our
@@ -109,9 +97,9 @@ export class PlanWriter {
    * bind by metal-operator is, so exactly one of them wins (docs/proposals/ws1-cordon.md).
    */
   async #writeTaint(server: Server, value: string | undefined): Promise<Server> {
-    const spec = value !== undefined ? { taints: [{ key: this.#taintKey, value, effect: 'NoBind' }] } : {};
+    const spec = value !== undefined ? { taints: [{ key: this.#d.taintKey, value, effect: 'NoBind' }] } : {};
     const base = this.sOverlay.fresh(server) ?? server;
-    const written = await applyOwned(this.#serverClient, base, { spec }, this.#mgr.status.fieldManager, {
+    const written = await applyOwned(this.#d.serverClient, base, { spec }, this.#d.mgr.status.fieldManager, {
       cas: true,
     });
     this.sOverlay.wrote(written);
@@ -131,14 +119,19 @@ export class PlanWriter {
 
   /** The park request, then the projection; returns the newest copy of the server. */
   async #writeParkAndProjection(server: Server, plan: ServerPlan): Promise<Server> {
-    const fm = this.#mgr.status.fieldManager;
+    const fm = this.#d.mgr.status.fieldManager;
     let current = server;
     if (plan.park) {
-      current = (await patchAnnotations(this.#serverClient, current, { ...plan.park }, fm)) ?? current;
+      current = (await patchAnnotations(this.#d.serverClient, current, { ...plan.park }, fm)) ?? current;
       this.sOverlay.wrote(current);
     }
     if (plan.projection) {
-      const written = await applyStatusOf(this.#serverClient, current, { maintenance: plan.projection }, fm);
+      const written = await applyStatusOf(
+        this.#d.serverClient,
+        current,
+        { maintenance: plan.projection },
+        fm,
+      );
       this.sOverlay.wrote(written);
       current = written ?? current;
     }
@@ -150,10 +143,10 @@ export class PlanWriter {
     const m = this.mOverlay.fresh(stale) ?? stale;
     // metal-maintenance-operator's finalizer goes too: nobody else removes it once its controller is off.
     const written = await removeFinalizers(
-      this.#smClient,
+      this.#d.smClient,
       m,
       [MAINTENANCE_FINALIZER, LEGACY_MMO_FINALIZER],
-      this.#mgr.status.fieldManager,
+      this.#d.mgr.status.fieldManager,
     );
     this.mOverlay.forget(m.metadata);
     // Done with for good: until its delete event, a reconcile must not take the cached copy (with our
@@ -162,7 +155,7 @@ export class PlanWriter {
   }
 
   async writeStatus({ m, status }: StatusWrite): Promise<ServerMaintenance | undefined> {
-    const written = await applyStatusOf(this.#smClient, m, status, this.#mgr.status.fieldManager);
+    const written = await applyStatusOf(this.#d.smClient, m, status, this.#d.mgr.status.fieldManager);
     this.mOverlay.wrote(written);
     return written;
   }
@@ -174,7 +167,7 @@ export class PlanWriter {
   async release(m: ServerMaintenance, refs: readonly BudgetRef[], at: 'ended' | 'refused'): Promise<void> {
     for (const ref of refs)
       if (await this.#releaserOf(ref).release(uidOf(m)))
-        this.#metrics.grantsReleased.inc({ ...budgetLabels(ref), at });
+        this.#d.metrics.grantsReleased.inc({ ...budgetLabels(ref), at });
   }
 
   /** The batching releaser of one budget's ledger (see releaser.ts). */
@@ -183,8 +176,8 @@ export class PlanWriter {
     let releaser = this.#releasers.get(key);
     if (releaser) return releaser;
     const resource = budgetPlural(ref);
-    releaser = new LedgerReleaser(this.#budgetStore, ref, {
-      onConflict: () => this.#mgr.metrics.statusConflicts.inc({ resource }),
+    releaser = new LedgerReleaser(this.#d.budgetStore, ref, {
+      onConflict: () => this.#d.mgr.metrics.statusConflicts.inc({ resource }),
     });
     this.#releasers.set(key, releaser);
     return releaser;
@@ -193,7 +186,7 @@ export class PlanWriter {
   async #deleteBoot(boot: ServerBoot): Promise<void> {
     try {
       // Its finalizer restores the boot settings; we wait for the object to go before unparking.
-      await this.#bootClient.delete(boot.metadata.name ?? '', {
+      await this.#d.bootClient.delete(boot.metadata.name ?? '', {
         namespace: boot.metadata.namespace,
         preconditions: { uid: boot.metadata.uid },
       });
@@ -204,7 +197,7 @@ export class PlanWriter {
 
   async #createBoot(boot: ServerBoot): Promise<void> {
     try {
-      await this.#bootClient.create(boot);
+      await this.#d.bootClient.create(boot);
     } catch (e) {
       if (!isAlreadyExists(e)) throw e;
     }
