@@ -258,7 +258,13 @@ export const DEFAULT_POLICY: Policy = {
   grants: { ttl: '2m', ledgerCap: 2000 },
   legacyLabels: { mode: 'translate' },
   timeouts: { approval: '336h', park: '15m', inMaintenance: '24h', bootPhase: '10m' },
-  requesters: { operators: { users: [], groups: ['system:masters'] } },
+  // The system's own namespace: its controllers (a firmware rollout, say) request maintenances too.
+  requesters: {
+    operators: {
+      users: [],
+      groups: ['system:masters', `system:serviceaccounts:${POLICY_CONFIGMAP.namespace}`],
+    },
+  },
   writers: {
     maintenanceStatus: [SA('maintenance-controller'), SA('approval-controller')],
     announcements: [SA('approval-controller')],
