@@ -190,6 +190,27 @@ export const PolicySchema = Closed(
       },
       'Every phase has a timeout and a visible terminal failure.',
     ),
+    requesters: Closed(
+      {
+        operators: Closed(
+          {
+            users: Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
+              uniqueItems: true,
+              maxItems: 64,
+              description: 'Usernames (e.g. system:serviceaccount:<namespace>:<name>) that are operators.',
+            }),
+            groups: Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
+              uniqueItems: true,
+              maxItems: 64,
+              description:
+                'Groups whose members are operators (e.g. system:serviceaccounts:<namespace> for every ServiceAccount of a namespace).',
+            }),
+          },
+          'Identities that may request maintenance of any server, claimed by anybody or by nobody, and skip the owner’s approval (spec.approval.required false, or a class that needs none).',
+        ),
+      },
+      'Who may request maintenance of which server. Anybody else may request it only of a server claimed in the maintenance’s own namespace, with the owner’s approval required.',
+    ),
     writers: Closed(
       {
         maintenanceStatus: Usernames('Users (service accounts) that may write ServerMaintenance status.'),
@@ -237,6 +258,13 @@ export const DEFAULT_POLICY: Policy = {
   grants: { ttl: '2m', ledgerCap: 2000 },
   legacyLabels: { mode: 'translate' },
   timeouts: { approval: '336h', park: '15m', inMaintenance: '24h', bootPhase: '10m' },
+  // The system's own namespace: its controllers (a firmware rollout, say) request maintenances too.
+  requesters: {
+    operators: {
+      users: [],
+      groups: ['system:masters', `system:serviceaccounts:${POLICY_CONFIGMAP.namespace}`],
+    },
+  },
   writers: {
     maintenanceStatus: [SA('maintenance-controller'), SA('approval-controller')],
     announcements: [SA('approval-controller')],
