@@ -76,8 +76,7 @@ export const StageTemplate = Type.Object(
 export type StageTemplate = Static<typeof StageTemplate>;
 
 type StageLike = { kind?: unknown; template?: Record<string, unknown> };
-const asStage = (self: unknown): StageLike =>
-  typeof self === 'object' && self !== null ? self : {};
+const asStage = (self: unknown): StageLike => (typeof self === 'object' && self !== null ? self : {});
 const isVersionKind = (k: unknown) => k === 'BMCVersion' || k === 'BIOSVersion';
 const isSettingsKind = (k: unknown) => k === 'BMCSettings' || k === 'BIOSSettings';
 const has = (self: unknown, field: string) => asStage(self).template?.[field] !== undefined;
