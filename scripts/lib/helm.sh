@@ -14,7 +14,7 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/build-cache.sh"
 VERSION="${HELM_VERSION:-v3.19.5}"
 # Bump RECIPE when the way helm is built changes, so old caches are not reused.
-RECIPE=1
+RECIPE=2
 DEST="$CACHE_ROOT/helm-${VERSION}-r${RECIPE}"
 
 log() { printf '[helm] %s\n' "$*" >&2; }
@@ -56,11 +56,23 @@ GO
 
 export GOFLAGS="${GOFLAGS:--buildvcs=false} -mod=mod"
 export CGO_ENABLED=0
-# helm stamps its version through internal/version; without it `helm version` says v3.x-dev.
-(cd "$WORK/src" && go mod tidy -e >&2 &&
-  go build -trimpath -ldflags "-s -w -X helm.sh/helm/v3/internal/version.version=${VERSION}" \
-    -o "$WORK/out/helm" helm.sh/helm/v3/cmd/helm >&2)
+# Stamped as helm's Makefile does: its version, and the Kubernetes minor of its client-go module,
+# which `helm template` and `helm lint` assume (unstamped they assume v1.20 and refuse our chart's
+# kubeVersion).
+(cd "$WORK/src" && go mod tidy -e >&2)
+k8s_minor="$(cd "$WORK/src" && go list -m -f '{{.Version}}' k8s.io/client-go)"
+k8s_minor="${k8s_minor#v0.}"
+k8s_minor="${k8s_minor%%.*}"
+ldflags="-s -w -X helm.sh/helm/v3/internal/version.version=${VERSION}"
+for pkg in helm.sh/helm/v3/pkg/lint/rules helm.sh/helm/v3/pkg/chartutil; do
+  ldflags+=" -X ${pkg}.k8sVersionMajor=1 -X ${pkg}.k8sVersionMinor=${k8s_minor}"
+done
+(cd "$WORK/src" && go build -trimpath -ldflags "$ldflags" -o "$WORK/out/helm" helm.sh/helm/v3/cmd/helm >&2)
 "$WORK/out/helm" version --short >&2
+# A chart requiring 1.30 renders: the stamp took.
+mkdir -p "$WORK/probe"
+printf 'apiVersion: v2\nname: probe\nversion: 0.0.1\nkubeVersion: ">= 1.30.0-0"\n' >"$WORK/probe/Chart.yaml"
+"$WORK/out/helm" template probe "$WORK/probe" >/dev/null
 cache_publish "$WORK/out" "$DEST"
 log "built $DEST/helm"
 printf '%s\n' "$DEST"
