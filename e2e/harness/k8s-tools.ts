@@ -35,6 +35,11 @@ export function k8sToolPath(tool: K8sTool): string {
   return join(preparedDir('k8s-tools.sh'), tool);
 }
 
+/** Absolute path of the kwok binary (simulated kubelets), built by scripts/lib/kwok.sh. */
+export function kwokPath(): string {
+  return join(preparedDir('kwok.sh'), 'kwok');
+}
+
 export interface KubectlResult {
   code: number;
   stdout: string;
