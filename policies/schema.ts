@@ -199,7 +199,8 @@ export const PolicySchema = Closed(
         defaultMaxAttempts: Type.Integer({
           minimum: 0,
           maximum: 10,
-          description: 'Automatic retries of a failed firmware object when its retryPolicy.maxAttempts is unset.',
+          description:
+            'Automatic retries of a failed firmware object when its retryPolicy.maxAttempts is unset.',
         }),
         retryBackoff: Duration('Wait before the first automatic retry; doubles per failed attempt.'),
         retryBackoffMax: Duration('Longest wait between automatic retries.'),
