@@ -14,6 +14,8 @@ export interface TaskView {
   image?: string;
   /** The BMC's last message about it, for the condition. */
   message?: string;
+  /** Resources the task updates (its Payload's Targets), when the BMC says. */
+  targets?: string[];
 }
 
 export interface AttributeView {
