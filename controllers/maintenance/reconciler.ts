@@ -46,7 +46,9 @@ import {
   type WakeScope,
   type FullBudget,
 } from './waiters.js';
-import { MaintenanceMetrics } from './metrics.js';
+import { MaintenanceMetrics, type StateSnapshot } from './metrics.js';
+import { enteredStateAt } from './decide/classify.js';
+import { parseTime } from '../../contract/time.js';
 import { AdmissionWaits } from './admission-waits.js';
 import { LedgerReleaser } from './releaser.js';
 import { domainOf, serverUnavailableReason } from '../../contract/availability.js';
@@ -139,7 +141,7 @@ export class MaintenanceReconciler {
     this.#smClient = mgr.client.resource<ServerMaintenance>(ServerMaintenanceResource);
     this.#serverClient = mgr.client.resource<Server>(ServerResource);
     this.#bootClient = mgr.client.resource<ServerBoot>(ServerBootResource);
-    this.#metrics = new MaintenanceMetrics(mgr.registry, () => this.#countByState());
+    this.#metrics = new MaintenanceMetrics(mgr.registry, () => this.#byState());
     const controller = mgr.controller({
       name: 'maintenance',
       workers: options.workers,
@@ -237,7 +239,7 @@ export class MaintenanceReconciler {
     return labelled ? domainOf(labelled, sdb?.spec.topologyKey) : '';
   }
 
-  #countByState(): Record<string, number> {
+  #byState(): StateSnapshot {
     const counts: Record<string, number> = {
       Pending: 0,
       Announced: 0,
@@ -246,11 +248,16 @@ export class MaintenanceReconciler {
       Failed: 0,
       Deleting: 0,
     };
+    const oldestSeconds: Record<string, number> = { ...counts };
+    const now = Date.now();
     for (const m of this.#maintenances.list()) {
       const state = isDeleting(m) ? 'Deleting' : stateOf(m);
       counts[state] = (counts[state] ?? 0) + 1;
+      const since = isDeleting(m) ? parseTime(m.metadata.deletionTimestamp) : enteredStateAt(m);
+      if (since !== undefined)
+        oldestSeconds[state] = Math.max(oldestSeconds[state] ?? 0, Math.max(0, (now - since) / 1000));
     }
-    return counts;
+    return { counts, oldestSeconds };
   }
 
   #grants(maintenances: readonly ServerMaintenance[]): Map<string, GrantHolding[]> {
