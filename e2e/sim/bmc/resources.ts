@@ -298,6 +298,17 @@ export function taskView(bmc: SimBmc, base: string, paths: SimPaths, task: SimTa
     TaskState: task.state,
     TaskStatus: task.state === 'Exception' ? 'Critical' : 'OK',
     PercentComplete: task.percent,
+    // What was asked (Task.Payload), so a client that lost the answer can find its own task.
+    Payload: {
+      HttpOperation: 'POST',
+      TargetUri: `${base}/UpdateService/Actions/UpdateService.SimpleUpdate`,
+      JsonBody: JSON.stringify({
+        ImageURI: task.image,
+        Targets: [
+          `${base}${task.target === 'BMC' ? paths.manager : (paths.hosts[task.host ? bmc.hosts.indexOf(task.host) : 0]?.system ?? '')}`,
+        ],
+      }),
+    },
     // Lenovo returns the Task itself and no monitor; clients must follow its @odata.id.
     ...(bmc.profile.quirks.taskInBody ? {} : { TaskMonitor: `${base}/TaskService/TaskMonitors/${task.id}` }),
     Messages: task.messages,
