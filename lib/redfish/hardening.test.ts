@@ -213,3 +213,25 @@ describe('service root, Manager attributes, waits', () => {
     await bmc.close();
   });
 });
+
+describe('the whole timeout', () => {
+  it('setPower Off reports its whole timeout when neither the graceful nor the forced attempt lands', async () => {
+    const slow = await startBmcSimulator({
+      tls: testTls(),
+      timing: { ...FAST_TIMING, gracefulShutdownMs: 60_000, forceOffMs: 60_000 },
+    });
+    try {
+      const bmc = await openSimBmc(slow, 0);
+      const { setPower } = await import('./power.js');
+      await expect(setPower(bmc, 'Off', { timeoutMs: 400, graceMs: 150, pollMs: 30 })).rejects.toMatchObject({
+        code: RedfishErrorCode.Timeout,
+        message: expect.stringContaining('did not become Off within 400 ms'),
+        details: { timeoutMs: 400 },
+      });
+      expect(slow.bmc(0).counters.resets).toEqual({ GracefulShutdown: 1, ForceOff: 1 });
+      await bmc.close();
+    } finally {
+      await slow.close();
+    }
+  });
+});
