@@ -26,7 +26,7 @@ describe('drift', () => {
     const act = sim.history
       .flatMap((p) => p.actions)
       .find((a) => a.type === 'activate' && a.stage === 'bios-pre-upgrade');
-    expect(act?.version).toBe('U54 v2.10');
+    expect(act).toMatchObject({ type: 'activate', server: 'server-a', version: 'U54 v2.10' });
   });
 
   it('Reconcile: a BMC reset re-runs every stage from the earliest dirty BMC stage, for all servers', () => {
