@@ -7,8 +7,8 @@
 #
 # Test infrastructure (kube-apiserver, etcd, kubectl, kube-controller-manager, kube-scheduler, kwok,
 # sushy-tools, metal-operator's Redfish mock and its manager, helm, a PyYAML venv) is built or
-# installed from the package registries into ~/.cache/metal-maintenance (never into git) and reused when warm. Results:
-# .tmp/results/*.json; the last line is "N passed, N failed".
+# installed from the package registries into ~/.cache/metal-maintenance (never into git) and
+# reused when warm. Results: .tmp/results/*.json; the last line is "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT="$PWD"
