@@ -47,7 +47,18 @@ export const MaintenanceConditions = {
   Announced: 'Announced',
   /** approval-controller: approved, and by which path. */
   Approved: 'Approved',
+  /** drain-controller: the claim's Node in its workload cluster is drained (False: why not, what blocks). */
+  Drained: 'Drained',
 } as const;
+
+/**
+ * On a workload Node the drain controller cordoned: the claim (`namespace/name`) it cordoned it for.
+ * Only a Node carrying it is uncordoned by us; a cordon somebody else set stays.
+ */
+export const CORDONED_FOR_ANNOTATION = 'maintenance.metal.ironcore.dev/cordoned-for';
+
+/** The providerID cloud-provider-metal (and the MCM provider) give the Node of a claim. */
+export const claimProviderID = (namespace: string, name: string) => `metal://${namespace}/${name}`;
 
 export const BudgetConditions = {
   /** budget-controller: whether the budget can grant a disruption now (like a PDB's). */

@@ -12,7 +12,7 @@ export type K8sTool = 'kubectl' | 'kube-controller-manager' | 'kube-scheduler';
 const dirs = new Map<string, string>();
 
 /** The cache directory a prep script prints (building it first if the cache is cold). */
-function preparedDir(script: string): string {
+export function preparedDir(script: string): string {
   let dir = dirs.get(script);
   if (!dir) {
     try {
@@ -33,6 +33,11 @@ function preparedDir(script: string): string {
 /** Absolute path of kubectl, kube-controller-manager or kube-scheduler at the control plane's version. */
 export function k8sToolPath(tool: K8sTool): string {
   return join(preparedDir('k8s-tools.sh'), tool);
+}
+
+/** Absolute path of the kwok binary (simulated kubelets), built by scripts/lib/kwok.sh. */
+export function kwokPath(): string {
+  return join(preparedDir('kwok.sh'), 'kwok');
 }
 
 export interface KubectlResult {

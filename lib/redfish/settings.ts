@@ -18,9 +18,17 @@ export interface SettingsState {
   /** Where changes are PATCHed: the settings object, or the resource itself when it has none. */
   writePath: string;
   applyTimes?: string[];
-  /** ETag of the resource read, and of the settings object from the annotation. */
+  /** ETag of the resource read (header or `@odata.etag`), as received. */
   etag?: string;
+  /** The settings object's own ETag, as received; undefined when it has none or cannot be read. */
   settingsEtag?: string;
+  /** False when GET of the settings object is refused (AMI `SD`: PATCH-only). */
+  settingsReadable: boolean;
+  /**
+   * `@Redfish.Settings.ETag`: the schema's "ETag of the resource to which the settings were
+   * applied, after the application". Equal to `etag` once the BMC has applied the last write.
+   */
+  appliedEtag?: string;
 }
 
 export interface ApplyOptions {
@@ -48,13 +56,13 @@ interface SettingsResource extends Resource {
 async function readPending(
   client: RedfishClient,
   path: string,
-): Promise<{ attributes: Record<string, unknown>; etag?: string }> {
+): Promise<{ attributes: Record<string, unknown>; etag?: string; readable: boolean }> {
   try {
     const res = await client.getWithEtag<SettingsResource>(path);
-    return { attributes: res.body?.Attributes ?? {}, etag: res.etag };
+    return { attributes: res.body?.Attributes ?? {}, etag: res.etag, readable: true };
   } catch (e) {
     // AMI `SD` objects cannot be read back; HPE may hide an empty one.
-    if (isHttpStatus(e, 404, 405)) return { attributes: {} };
+    if (isHttpStatus(e, 404, 405)) return { attributes: {}, readable: false };
     throw e;
   }
 }
@@ -74,7 +82,7 @@ export async function readSettings(client: RedfishClient, path: string): Promise
   const settingsPath = annotation?.SettingsObject?.['@odata.id'];
   const current = resource.Attributes ?? {};
   const separate = settingsPath !== undefined && settingsPath !== path;
-  const pending = separate ? await readPending(client, settingsPath) : { attributes: {} };
+  const pending = separate ? await readPending(client, settingsPath) : { attributes: {}, readable: true };
   return {
     path,
     current,
@@ -82,7 +90,9 @@ export async function readSettings(client: RedfishClient, path: string): Promise
     writePath: settingsPath ?? path,
     applyTimes: annotation?.SupportedApplyTimes,
     etag: res.etag,
-    settingsEtag: pending.etag ?? annotation?.ETag,
+    settingsEtag: pending.etag,
+    settingsReadable: pending.readable,
+    appliedEtag: annotation?.ETag,
   };
 }
 
@@ -121,7 +131,7 @@ export async function applySettings(
   if (applyTime) body['@Redfish.SettingsApplyTime'] = { ApplyTime: applyTime };
   const onResource = state.writePath === state.path;
   const res = await patchResource(client, state.writePath, body, {
-    etag: onResource ? state.etag : state.settingsEtag,
+    etag: onResource ? state.etag : writeEtag(state),
     readEtag: onResource ? undefined : () => settingsObjectEtag(client, state),
     signal: opts.signal,
   });
@@ -133,10 +143,20 @@ export async function applySettings(
   return { changed, alreadyPending, applyTime, task };
 }
 
-/** Fresh ETag of the settings object; the parent's annotation when the object cannot be read. */
+/**
+ * If-Match of a PATCH of the settings object: its own ETag as received (quotes and all). A
+ * settings object that cannot be read (AMI `SD`) is guarded by the resource it applies to, so
+ * that resource's ETag goes instead; the annotation's `ETag` is only a stand-in for it.
+ */
+function writeEtag(state: SettingsState): string | undefined {
+  if (state.settingsReadable) return state.settingsEtag;
+  return state.etag ?? state.appliedEtag;
+}
+
+/** Fresh If-Match for the settings object after a 412/428 (same rule as `writeEtag`). */
 async function settingsObjectEtag(client: RedfishClient, state: SettingsState): Promise<string | undefined> {
   const fresh = await readPending(client, state.writePath);
-  if (fresh.etag) return fresh.etag;
-  const parent = await client.get<SettingsResource>(state.path);
-  return parent['@Redfish.Settings']?.ETag;
+  if (fresh.readable) return fresh.etag;
+  const parent = await client.getWithEtag<SettingsResource>(state.path);
+  return parent.etag ?? parent.body?.['@Redfish.Settings']?.ETag;
 }
