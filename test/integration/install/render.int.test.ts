@@ -82,16 +82,26 @@ describe('kubectl kustomize manifests', () => {
     }
   });
 
-  it('mounts the boot controller’s BMC CA ConfigMap as optional, so its pod starts without one', async () => {
-    const boot = (await kustomize(MANIFESTS)).find(
-      (o) => o.kind === 'Deployment' && o.metadata.name === 'metal-maintenance-boot-controller',
+  it('mounts the BMC CA ConfigMap as optional wherever it is mounted, so pods start without one', async () => {
+    const mounts = (await kustomize(MANIFESTS)).flatMap((o) =>
+      o.kind !== 'Deployment'
+        ? []
+        : ((
+            o.spec as { template: { spec: { volumes?: { configMap?: { name: string } }[] } } }
+          ).template.spec.volumes
+            ?.map((v) => v.configMap)
+            .filter((c) => c?.name === 'metal-maintenance-bmc-ca')
+            .map((c) => ({ deployment: o.metadata.name, configMap: c })) ?? []),
     );
-    const volumes = (boot?.spec as { template: { spec: { volumes: { configMap?: unknown }[] } } }).template
-      .spec.volumes;
-    expect(volumes.map((v) => v.configMap)).toContainEqual({
-      name: 'metal-maintenance-bmc-ca',
-      optional: true,
-    });
+    expect(mounts.map((m) => m.deployment).sort()).toEqual([
+      'metal-maintenance-boot-controller',
+      'metal-maintenance-firmware-controller',
+    ]);
+    for (const m of mounts)
+      expect(m).toEqual({
+        deployment: m.deployment,
+        configMap: { name: 'metal-maintenance-bmc-ca', optional: true },
+      });
   });
 });
 
