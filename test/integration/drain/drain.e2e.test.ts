@@ -134,10 +134,12 @@ it('drains a Node one pod at a time under its PDB, approves, and uncordons after
     );
     expect(drained.status?.drain).toMatchObject({ node: nodeOf(0), cordoned: 'ByUs', podsLeft: 0 });
     expect(conditionOf(drained, 'Drained')).toMatchObject({ status: 'True', reason: 'Drained' });
-    const claim = await lc.claims.get(f.claims[0]!.name, f.tenant);
-    expect(claim.spec.maintenance?.approvals).toEqual([
-      expect.objectContaining({ maintenanceUID: uid, approvedBy: DRAIN_SA }),
-    ]);
+    // The approval follows in the same pass, right after the status write.
+    const approvals = await waitFor('the approval on the claim', async () => {
+      const c = await lc.claims.get(f.claims[0]!.name, f.tenant);
+      return c.spec.maintenance?.approvals?.length ? c.spec.maintenance.approvals : undefined;
+    });
+    expect(approvals).toEqual([expect.objectContaining({ maintenanceUID: uid, approvedBy: DRAIN_SA })]);
     const running = await waitForMaintenance(
       lc,
       'drain-web',
