@@ -99,7 +99,7 @@ async function workloadOn(name: string, node: string, replicas: number, pdb: Pdb
     .create(deploymentObject(SHOP, name, replicas, { nodeSelector: { [fits]: 'yes' } }));
   await wc.admin
     .resource<Pdb>(Core.PodDisruptionBudget)
-    .create({ metadata: { name, namespace: SHOP }, spec: pdb } as Pdb);
+    .create({ metadata: { name, namespace: SHOP }, spec: pdb });
   await waitFor(`${replicas} ${name} pods running on ${node}`, async () => {
     const pods = (await podsOf(wc.admin, SHOP, `app=${name}`)).filter((p) => p.status?.phase === 'Running');
     return pods.length === replicas && pods.every((p) => p.spec?.nodeName === node);
