@@ -30,12 +30,11 @@ const announcement = (over: Partial<Announcement> = {}): Announcement => ({
   ...over,
 });
 
-const claim = (announcements: Announcement[], spec: Partial<ServerClaim['spec']> = {}): ServerClaim =>
-  ({
-    metadata: { name: 'c1', namespace: 'tenant', uid: 'cu' },
-    spec: { power: 'On', image: 'img', ...spec },
-    status: { maintenance: { announcements } },
-  }) as ServerClaim;
+const claim = (announcements: Announcement[], spec: Partial<ServerClaim['spec']> = {}): ServerClaim => ({
+  metadata: { name: 'c1', namespace: 'tenant', uid: 'cu' },
+  spec: { power: 'On', image: 'img', ...spec },
+  status: { maintenance: { announcements } },
+});
 
 const node = (over: Partial<Node['spec']> = {}, annotations: Record<string, string> = {}): Node => ({
   metadata: { name: 'n1', resourceVersion: '7', annotations },
@@ -77,14 +76,14 @@ describe('classifyPod', () => {
           { apiVersion: 'apps/v1', kind: 'DaemonSet', name: 'x', uid: 'd', controller: true },
         ],
       },
-    } as Partial<Pod>);
+    });
     expect(classifyPod(ds, policy, false).kind).toBe('skip');
     const mirror = pod('m', {
       metadata: { annotations: { 'kubernetes.io/config.mirror': 'x' } },
-    } as Partial<Pod>);
+    });
     expect(classifyPod(mirror, policy, false).kind).toBe('skip');
     expect(classifyPod(pod('done', { status: { phase: 'Succeeded' } }), policy, false).kind).toBe('skip');
-    const bare = pod('bare', { metadata: { ownerReferences: [] } } as Partial<Pod>);
+    const bare = pod('bare', { metadata: { ownerReferences: [] } });
     expect(classifyPod(bare, policy, false)).toMatchObject({
       kind: 'block',
       why: expect.stringContaining('unmanagedPods'),
@@ -99,10 +98,10 @@ describe('classifyPod', () => {
   });
 
   it("honours Cluster API's drain label only on CAPI-managed Nodes", () => {
-    const skip = pod('s', { metadata: { labels: { 'cluster.x-k8s.io/drain': 'skip' } } } as Partial<Pod>);
+    const skip = pod('s', { metadata: { labels: { 'cluster.x-k8s.io/drain': 'skip' } } });
     const wait = pod('w', {
       metadata: { labels: { 'cluster.x-k8s.io/drain': 'wait-completed' } },
-    } as Partial<Pod>);
+    });
     expect(classifyPod(skip, policy, true).kind).toBe('skip');
     expect(classifyPod(wait, policy, true).kind).toBe('block');
     expect(classifyPod(skip, policy, false).kind).toBe('evict');
@@ -151,7 +150,7 @@ describe('planDrain', () => {
   });
 
   it('does not evict again a pod that is terminating, nor one refused less than its backoff ago', () => {
-    const leaving = pod('a', { metadata: { deletionTimestamp: rfc3339(NOW) } } as Partial<Pod>);
+    const leaving = pod('a', { metadata: { deletionTimestamp: rfc3339(NOW) } });
     const refusals = new Map<string, Refusal>([
       ['shop/b', { message: '429', attempts: 2, since: NOW - 5000, lastAt: NOW - 1000 }],
     ]);
