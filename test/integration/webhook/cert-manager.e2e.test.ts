@@ -9,7 +9,7 @@
 // ExternalName Service pointing at a loopback address where a TCP balancer listens on 443 (the
 // service port the shipped configurations use); it verifies the certificate against the service's
 // DNS name, as in a cluster. Binding 443 needs root (CI runs as root).
-import { createHash, X509Certificate } from 'node:crypto';
+import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
