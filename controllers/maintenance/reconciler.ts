@@ -25,7 +25,9 @@ import { BOOT_MAINTENANCE_UID_LABEL } from '../../contract/boot.js';
 import { withTypeMeta } from '../shared/writes.js';
 import { isDeleting, stateOf, uidOf } from '../../contract/lifecycle.js';
 import { changedGrantServers, slotsFreedByDomain } from './waiters.js';
-import { MaintenanceMetrics } from './metrics.js';
+import { MaintenanceMetrics, type StateSnapshot } from './metrics.js';
+import { enteredStateAt } from './decide/classify.js';
+import { parseTime } from '../../contract/time.js';
 import { AdmissionWaits } from './admission-waits.js';
 import { PlanWriter } from './plan-writer.js';
 import { Admitter } from './admitter.js';
@@ -99,7 +101,7 @@ export class MaintenanceReconciler {
     });
     this.#smClient = mgr.client.resource<ServerMaintenance>(ServerMaintenanceResource);
     this.#serverClient = mgr.client.resource<Server>(ServerResource);
-    this.#metrics = new MaintenanceMetrics(mgr.registry, () => this.#countByState());
+    this.#metrics = new MaintenanceMetrics(mgr.registry, () => this.#byState());
     const controller = mgr.controller({
       name: 'maintenance',
       workers: options.workers,
@@ -202,7 +204,7 @@ export class MaintenanceReconciler {
     this.#waits.holderGone(this.#maintenances.byIndex('server', server));
   }
 
-  #countByState(): Record<string, number> {
+  #byState(): StateSnapshot {
     const counts: Record<string, number> = {
       Pending: 0,
       Announced: 0,
@@ -211,11 +213,16 @@ export class MaintenanceReconciler {
       Failed: 0,
       Deleting: 0,
     };
+    const oldestSeconds: Record<string, number> = { ...counts };
+    const now = Date.now();
     for (const m of this.#maintenances.list()) {
       const state = isDeleting(m) ? 'Deleting' : stateOf(m);
       counts[state] = (counts[state] ?? 0) + 1;
+      const since = isDeleting(m) ? parseTime(m.metadata.deletionTimestamp) : enteredStateAt(m);
+      if (since !== undefined)
+        oldestSeconds[state] = Math.max(oldestSeconds[state] ?? 0, Math.max(0, (now - since) / 1000));
     }
-    return counts;
+    return { counts, oldestSeconds };
   }
 
   #grants(maintenances: readonly ServerMaintenance[]): Map<string, GrantHolding[]> {
