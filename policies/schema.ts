@@ -237,7 +237,57 @@ export const PolicySchema = Closed(
       },
       'Every phase has a timeout and a visible terminal failure.',
     ),
+    requesters: Closed(
+      {
+        operators: Closed(
+          {
+            users: Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
+              uniqueItems: true,
+              maxItems: 64,
+              description: 'Usernames (e.g. system:serviceaccount:<namespace>:<name>) that are operators.',
+            }),
+            groups: Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
+              uniqueItems: true,
+              maxItems: 64,
+              description:
+                'Groups whose members are operators (e.g. system:serviceaccounts:<namespace> for every ServiceAccount of a namespace).',
+            }),
+          },
+          'Identities that may request maintenance of any server, claimed by anybody or by nobody, and skip the owner’s approval (spec.approval.required false, or a class that needs none).',
+        ),
+      },
+      'Who may request maintenance of which server. Anybody else may request it only of a server claimed in the maintenance’s own namespace, with the owner’s approval required.',
+    ),
     drain: DrainPolicy,
+    firmware: Closed(
+      {
+        class: Enum(
+          MaintenanceClasses,
+          'Class of the ServerMaintenances the firmware controller requests (the kinds have no field for it).',
+        ),
+        defaultMaxAttempts: Type.Integer({
+          minimum: 0,
+          maximum: 10,
+          description:
+            'Automatic retries of a failed firmware object when its retryPolicy.maxAttempts is unset.',
+        }),
+        retryBackoff: Duration('Wait before the first automatic retry; doubles per failed attempt.'),
+        retryBackoffMax: Duration('Longest wait between automatic retries.'),
+        timeouts: Closed(
+          {
+            admission: Duration(
+              'A BMC-scoped object whose servers are not all InMaintenance this long after the first is releases them all and retries.',
+            ),
+            issue: Duration('From InMaintenance until the BMC accepted the update or the settings write.'),
+            task: Duration('A firmware update task that has not reached a terminal state by then fails.'),
+            reboot: Duration('From a reset until the BMC (or host) answers again with the result visible.'),
+            verify: Duration('Reading back the version or the attributes after the update.'),
+          },
+          'Timeout of each firmware phase; a phase that overruns fails the object visibly.',
+        ),
+      },
+      'The firmware controller (BIOS/BMC versions and settings).',
+    ),
     writers: Closed(
       {
         maintenanceStatus: Usernames('Users (service accounts) that may write ServerMaintenance status.'),
@@ -288,6 +338,13 @@ export const DEFAULT_POLICY: Policy = {
   grants: { ttl: '2m', ledgerCap: 2000 },
   legacyLabels: { mode: 'translate' },
   timeouts: { approval: '336h', park: '15m', inMaintenance: '24h', bootPhase: '10m' },
+  // The system's own namespace: its controllers (a firmware rollout, say) request maintenances too.
+  requesters: {
+    operators: {
+      users: [],
+      groups: ['system:masters', `system:serviceaccounts:${POLICY_CONFIGMAP.namespace}`],
+    },
+  },
   // kubectl drain's defaults: pods with emptyDir data and pods without a controller block the drain.
   drain: {
     leadTime: '0s',
@@ -296,6 +353,13 @@ export const DEFAULT_POLICY: Policy = {
     emptyDirData: 'Block',
     unmanagedPods: 'Block',
     clusters: [],
+  },
+  firmware: {
+    class: 'Planned',
+    defaultMaxAttempts: 3,
+    retryBackoff: '1m',
+    retryBackoffMax: '30m',
+    timeouts: { admission: '30m', issue: '5m', task: '60m', reboot: '15m', verify: '5m' },
   },
   writers: {
     maintenanceStatus: [SA('maintenance-controller'), SA('approval-controller')],

@@ -12,7 +12,7 @@ export type K8sTool = 'kubectl' | 'kube-controller-manager' | 'kube-scheduler';
 const dirs = new Map<string, string>();
 
 /** The cache directory a prep script prints (building it first if the cache is cold). */
-function preparedDir(script: string): string {
+export function preparedDir(script: string): string {
   let dir = dirs.get(script);
   if (!dir) {
     try {

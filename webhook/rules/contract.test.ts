@@ -326,3 +326,48 @@ describe('contract: firmware objects', () => {
     expect(firmwareMaintenanceRefs(undefined)).toEqual([]);
   });
 });
+
+describe('contract: who may request a maintenance (contract/requesters.ts)', () => {
+  const sm = (namespace: string, server: string, spec: object = {}) => ({
+    metadata: { namespace, name: 'm-new' },
+    spec: { serverRef: { name: server }, ...spec },
+  });
+  const create = (object: object, user: string, groups = ['system:authenticated']) => {
+    const r = request({ kind: 'ServerMaintenance', operation: 'CREATE', object, user });
+    return contract(ruleInput({ ...r, userInfo: { username: user, groups } }));
+  };
+
+  it("refuses a tenant's maintenance of another namespace's claimed server, naming identity, server and owner", () => {
+    const d = create(sm('tenant-b', 'srv-claimed', { approval: { required: false } }), 'mallory');
+    expect(d).toMatchObject({ allowed: false, code: Codes.REQUESTER_FORBIDDEN, status: 403 });
+    expect(d.message).toMatch(/"mallory".*server srv-claimed.*tenant-a\/claim-a/);
+    expect(d.causes?.[0]?.field).toBe('spec.serverRef');
+  });
+
+  it('admits the same maintenance from a member of system:masters', () => {
+    const d = create(sm('ops', 'srv-claimed', { approval: { required: false } }), 'admin', [
+      'system:masters',
+    ]);
+    expect(d.allowed).toBe(true);
+  });
+
+  it("refuses the owner's namespace skipping approval on an update, admits an update that keeps it", () => {
+    const old = sm('tenant-a', 'srv-claimed');
+    const judge = (next: object) =>
+      contract(
+        ruleInput(
+          request({
+            kind: 'ServerMaintenance',
+            operation: 'UPDATE',
+            object: next,
+            oldObject: old,
+            user: 'bob',
+          }),
+        ),
+      );
+    expect(judge(sm('tenant-a', 'srv-claimed', { class: 'Emergency' })).causes?.[0]?.field).toBe(
+      'spec.approval.required',
+    );
+    expect(judge(sm('tenant-a', 'srv-claimed', { description: 'x' })).allowed).toBe(true);
+  });
+});

@@ -80,6 +80,14 @@ export const TEST_POLICY = {
   grants: { ttl: '15s', ledgerCap: 2000 },
   legacyLabels: { mode: 'translate' },
   timeouts: { approval: '10m', park: '30s', inMaintenance: '10m', bootPhase: '30s' },
+  // Only the firmware controller reads it: phases short enough to time out within a test.
+  firmware: {
+    class: 'Planned',
+    defaultMaxAttempts: 0,
+    retryBackoff: '2s',
+    retryBackoffMax: '10s',
+    timeouts: { admission: '60s', issue: '20s', task: '8s', reboot: '30s', verify: '20s' },
+  },
 };
 export type TestPolicy = typeof TEST_POLICY;
 
