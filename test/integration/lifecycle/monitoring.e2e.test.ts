@@ -24,7 +24,6 @@ import {
   type PrometheusHandle,
   type ScrapeTarget,
 } from '../../../e2e/harness/prometheus.js';
-import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
 import {
   CONTROLLERS,
   HOLD_FOREVER,
@@ -199,7 +198,7 @@ describe('monitoring against the running system', () => {
         {
           metadata: { name: `mon-refused-${i}`, namespace: lc.ns },
           spec: { serverRef: { name: 'mon-refused' }, policy: 'Enforced' },
-        } as ServerMaintenance,
+        },
         { dryRun: true },
       );
     await expect(refusedWrite(0)).rejects.toThrow(/failed calling webhook/);
