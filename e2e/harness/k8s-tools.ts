@@ -35,6 +35,12 @@ export function k8sToolPath(tool: K8sTool): string {
   return join(preparedDir('k8s-tools.sh'), tool);
 }
 
+/** The kwok binary (simulated kubelets) and its node and pod stages, from scripts/lib/kwok.sh. */
+export function kwokFiles(): { bin: string; stages: string } {
+  const dir = preparedDir('kwok.sh');
+  return { bin: join(dir, 'kwok'), stages: join(dir, 'stages.yaml') };
+}
+
 export interface KubectlResult {
   code: number;
   stdout: string;
