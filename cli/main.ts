@@ -12,6 +12,13 @@ import { MetalError, errorMessage } from '../lib/errors.js';
 import { KubeApiError } from '../lib/kube/errors.js';
 import { updateWithRetry } from '../lib/kube/status-writer.js';
 import { api, connect, listAllOrNone, type Api, type ConnectionFlags } from './kube.js';
+import {
+  FIRMWARE_HEAD,
+  FIRMWARE_SET_HEAD,
+  firmwareRows,
+  firmwareSetRows,
+  type FirmwareObjects,
+} from './firmware-status.js';
 import { runMigrate } from './migrate-run.js';
 import {
   CliErrors,
@@ -131,6 +138,24 @@ async function status(a: Api, flags: GlobalFlags, io: CliIO, p: Painter) {
   io.out(p.bold('BUDGETS'));
   const budgets = budgetRows(objects);
   io.out(budgets.length ? table(BUDGET_HEAD, budgets) : 'none');
+  io.out('');
+  const firmware: FirmwareObjects = {
+    items: (
+      await Promise.all(
+        a.firmware.map(async (f) => (await listAllOrNone(f.res)).map((obj) => ({ kind: f.kind, obj }))),
+      )
+    ).flat(),
+    sets: (
+      await Promise.all(
+        a.firmwareSets.map(async (f) => (await listAllOrNone(f.res)).map((obj) => ({ kind: f.kind, obj }))),
+      )
+    ).flat(),
+  };
+  io.out(p.bold('FIRMWARE'));
+  const fw = firmwareRows(firmware);
+  io.out(fw.length ? table(FIRMWARE_HEAD, fw) : 'none');
+  const sets = firmwareSetRows(firmware);
+  if (sets.length) io.out(table(FIRMWARE_SET_HEAD, sets));
   io.out('');
   io.out(summaryLine(fleetSummary(objects)));
 }

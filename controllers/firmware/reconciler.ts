@@ -20,12 +20,9 @@ import {
   type ResourceType,
 } from '../../lib/kube/index.js';
 import {
-  BIOSSettingsResource,
-  BIOSVersionResource,
   BMCResource,
   BMCSecretResource,
-  BMCSettingsResource,
-  BMCVersionResource,
+  FirmwareResources,
   ServerMaintenanceResource,
   ServerResource,
 } from '../../lib/kube/kinds.js';
@@ -47,12 +44,7 @@ import type { FirmwarePort } from './port.js';
 import { step, type KubeOps } from './step.js';
 import { FirmwareMetrics } from './metrics.js';
 
-export const KINDS: Record<FirmwareKindName, ResourceType> = {
-  BIOSVersion: BIOSVersionResource,
-  BIOSSettings: BIOSSettingsResource,
-  BMCVersion: BMCVersionResource,
-  BMCSettings: BMCSettingsResource,
-};
+export const KINDS: Record<FirmwareKindName, ResourceType> = FirmwareResources;
 
 export interface FirmwareControllerOptions {
   port: FirmwarePort;
@@ -155,6 +147,7 @@ export class FirmwareController implements KubeOps {
       defaultMaxAttempts: p.defaultMaxAttempts,
       retryBackoffMs: durationMs(p.retryBackoff),
       retryBackoffMaxMs: durationMs(p.retryBackoffMax),
+      ...(p.boot ? { boot: { image: p.boot.image, method: p.boot.method } } : {}),
       timeouts: {
         admission: durationMs(t.admission),
         issue: durationMs(t.issue),

@@ -4,6 +4,7 @@
 // update task failing within its timeout with the maintenance released; a BMC serving three
 // servers flashed once, only after all three are InMaintenance; the simulator's ledger proving
 // each flash and each settings write happened exactly once.
+import type { KubeObject } from '../../../api/schema/meta.js';
 import { SYSTEM_NAMESPACE } from '../../../contract/names.js';
 import { waitFor } from '../../../e2e/harness/env.js';
 import {
@@ -13,12 +14,13 @@ import {
   waitForState,
   type FirmwareSuite,
 } from './harness.js';
+import { TEST_POLICY } from '../lifecycle/harness.js';
 
 let suite: FirmwareSuite;
 
-// BMC 0, 1, 3: one System each; BMC 2: three Systems (a multi-node chassis).
+// BMC 2 has three Systems (a multi-node chassis), the others one; 5..8 are the soak's.
 beforeAll(async () => {
-  suite = await startFirmwareSuite({ bmcs: 5, systems: (i) => (i === 2 ? 3 : 1) });
+  suite = await startFirmwareSuite({ bmcs: 9, systems: (i) => (i === 2 ? 3 : 1) });
 }, 120_000);
 
 afterAll(async () => {
@@ -48,9 +50,6 @@ describe('firmware controller', () => {
     expect(ledger?.biosVersion).toBe('2.1.0');
     expect(ledger?.biosUpdatesStarted).toBe(1);
     expect(ledger?.biosFlashes).toBe(1);
-    // The maintenance it asked for reached InMaintenance, and is gone now.
-    const history = suite.lc.history.filter((h) => h.server === names[0]);
-    expect(history.length).toBe(0); // lc.history watches the suite's namespace; ours live in SYSTEM_NAMESPACE
     await waitFor(
       'maintenance released',
       async () => (await maintenancesOf(suite, created.metadata.uid!)).length === 0,
@@ -153,9 +152,7 @@ describe('firmware controller', () => {
       },
     );
     const events = await suite.lc.admin
-      .resource<
-        { reason?: string; regarding?: { name?: string } } & import('../../../api/schema/meta.js').KubeObject
-      >({
+      .resource<{ reason?: string; regarding?: { name?: string } } & KubeObject>({
         group: 'events.k8s.io',
         version: 'v1',
         plural: 'events',
@@ -201,10 +198,87 @@ describe('firmware controller', () => {
     const ledger = ledgerOf(2);
     expect(ledger.map((l) => l.bmcVersion)).toEqual(['6.0.0', '6.0.0', '6.0.0']);
     expect(ledger[0]?.bmcLedger).toMatchObject({ bmcUpdatesStarted: 1, bmcFlashes: 1 });
-    if (updateStartedWith !== undefined) expect(updateStartedWith).toBe(3);
+    expect(updateStartedWith).toBe(3);
     await waitFor(
       'maintenances released',
       async () => (await maintenancesOf(suite, created.metadata.uid!)).length === 0,
     );
   });
+
+  test('kill -9 soak: 10 rounds of killing the controller mid-rollout; every flash and settings write exactly once', async () => {
+    // Phase timeouts count the controller's downtime too: long enough for ten restarts (each waits
+    // out the dead leader's Lease).
+    const long = { admission: '300s', issue: '120s', task: '120s', reboot: '120s', verify: '120s' };
+    await suite.lc.setPolicy({ firmware: { ...TEST_POLICY.firmware, timeouts: long } });
+    const { names, sim } = await suite.servers('soak', [5, 6, 7, 8]);
+    const uids: string[] = [];
+    for (const [i, server] of names.entries()) {
+      const v = await suite.biosVersions.create({
+        metadata: { name: `${server}-bios` },
+        spec: {
+          serverRef: { name: server },
+          version: '4.0.0',
+          serverMaintenancePolicy: 'Enforced',
+          image: { URI: 'https://images.test/bios/4.0.0' },
+        },
+      });
+      const st = await suite.biosSettings.create({
+        metadata: { name: `${server}-settings` },
+        spec: {
+          serverRef: { name: server },
+          version: '1.0.0',
+          serverMaintenancePolicy: 'Enforced',
+          settingsFlow: [
+            {
+              name: 'turbo',
+              priority: 1,
+              settings: { ProcTurboMode: i % 2 ? 'Disabled' : 'Enabled', SriovGlobalEnable: 'Enabled' },
+            },
+          ],
+        },
+      });
+      uids.push(v.metadata.uid!, st.metadata.uid!);
+    }
+    // A fixed sequence of kill delays (ms), so a failure replays the same way.
+    let seed = 7;
+    const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    for (let round = 0; round < 10; round++) {
+      await new Promise((r) => setTimeout(r, 200 + Math.floor(next() * 1200)));
+      await suite.killLeader();
+    }
+    for (const server of names) {
+      await waitForState(suite.biosVersions, `${server}-bios`, 'Completed', 90_000);
+      await waitForState(suite.biosSettings, `${server}-settings`, 'Applied', 90_000);
+    }
+    for (const s of sim) {
+      const [l] = ledgerOf(s.bmc, s.system);
+      expect({
+        bmc: s.bmc,
+        updates: l?.biosUpdatesStarted,
+        flashes: l?.biosFlashes,
+        writes: l?.biosSettingsWrites,
+      }).toEqual({
+        bmc: s.bmc,
+        updates: 1,
+        flashes: 1,
+        writes: 1,
+      });
+      expect(l?.biosVersion).toBe('4.0.0');
+    }
+    await waitFor(
+      'no maintenance left behind',
+      async () => {
+        for (const uid of uids) if ((await maintenancesOf(suite, uid)).length > 0) return false;
+        return true;
+      },
+      { timeoutMs: 20_000 },
+    );
+    await suite.lc.setPolicy({});
+    // No grant left behind: every budget ledger entry belongs to a maintenance that still exists.
+    const sdbs = await suite.lc.sdbs.list({});
+    for (const b of sdbs.items)
+      for (const e of (b.status as { ledger?: { maintenance?: { name: string } }[] } | undefined)?.ledger ??
+        [])
+        expect(names.some((n) => e.maintenance?.name.includes(n))).toBe(false);
+  }, 420_000);
 });
