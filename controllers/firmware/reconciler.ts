@@ -25,7 +25,7 @@ import {
   ServerMaintenanceResource,
   ServerResource,
 } from '../../lib/kube/kinds.js';
-import type { PolicyStore} from '../../lib/policy/index.js';
+import type { PolicyStore } from '../../lib/policy/index.js';
 import { durationMs } from '../../lib/policy/index.js';
 import { resolveAccess } from '../shared/bmc-access.js';
 import {
