@@ -21,7 +21,13 @@ import { errorMessage } from '../../lib/errors.js';
 import { ServerBootResource, ServerMaintenanceResource, ServerResource } from '../../lib/kube/kinds.js';
 import { budgetInformers, budgetPlural, budgetStore, GRANT_INDEX } from '../shared/budget-informers.js';
 import type { ApiBudgetStore } from '../../lib/kube/budget-store.js';
-import { LEGACY_MMO_FINALIZER, MAINTENANCE_FINALIZER, MaintenanceConditions } from '../../contract/names.js';
+import {
+  LEGACY_MMO_FINALIZER,
+  MAINTENANCE_FINALIZER,
+  MaintenanceConditions,
+  qualified,
+} from '../../contract/names.js';
+import { DecisionLog } from '../../lib/log-sampling.js';
 import { findCondition } from '../../contract/conditions.js';
 import { BOOT_MAINTENANCE_UID_LABEL } from '../../contract/boot.js';
 import { WriteOverlay } from '../shared/overlay.js';
@@ -62,6 +68,8 @@ import {
   type StatusWrite,
 } from './decide/model.js';
 
+const nameOf = (m: ServerMaintenance) => qualified(m.metadata.namespace, m.metadata.name);
+
 /** The grant `uid` holds in each of `budgets`, under the reference `refOf` gives its budget. */
 function holdings<B extends AnyBudget>(
   budgets: readonly B[],
@@ -95,6 +103,7 @@ const budgetKeyOf = (b: AnyBudget) => refKey(refOf(b));
 
 export class MaintenanceReconciler {
   readonly #mgr: Manager;
+  readonly #decisions: DecisionLog;
   readonly #policies: PolicyStore;
   readonly #o: MaintenanceControllerOptions;
   readonly #maintenances: Informer<ServerMaintenance>;
@@ -118,6 +127,7 @@ export class MaintenanceReconciler {
 
   constructor(mgr: Manager, policies: PolicyStore, options: MaintenanceControllerOptions) {
     this.#mgr = mgr;
+    this.#decisions = new DecisionLog(mgr.logger);
     this.#policies = policies;
     this.#o = options;
     // No reader of these caches needs managedFields (a third of a Server's bytes or more).
@@ -461,12 +471,26 @@ export class MaintenanceReconciler {
           .find((w) => w.m === t.m)
           ?.status.conditions.find((c) => c.type === 'Failed')?.reason;
         this.#metrics.failed.inc({ reason: reason ?? 'Unknown' });
+        this.#decisions.warn(
+          'Failed',
+          { maintenance: nameOf(t.m), from: t.from, reason: reason ?? 'Unknown' },
+          `maintenance failed: ${reason ?? 'Unknown'}`,
+        );
       }
     }
     for (const e of plan.events) {
       const target = e.m ? withTypeMeta(e.m, this.#smClient) : undefined;
       if (target) this.#mgr.events.record(target, e.type, e.reason, e.action, e.note);
     }
+  }
+
+  #logAdmitted(server: string, m: ServerMaintenance): void {
+    const approval = m.status?.approval?.source ?? 'NotRequired';
+    this.#decisions.info(
+      'Admitted',
+      { server, maintenance: nameOf(m), approval },
+      'maintenance admitted: InMaintenance',
+    );
   }
 
   /** Tries the InMaintenance transition; returns a requeue delay, or undefined to use the plan's. */
@@ -508,6 +532,7 @@ export class MaintenanceReconciler {
         `InMaintenance on server ${serverName} (approval: ${m.status?.approval?.source ?? 'NotRequired'})` +
           (this.#o.parkMode === 'annotation' ? '; asking metal-operator to park it' : ''),
       );
+      this.#logAdmitted(serverName, m);
       // Look again at once: the taint value, park request and projection follow the new holder.
       return { ms: 0, reason: 'admitted' };
     } catch (e) {
@@ -584,7 +609,14 @@ export class MaintenanceReconciler {
         'could not record the denial',
       );
     }
-    // An Event per transition, not per retry.
-    if (!repeated) this.#mgr.events.warning(withTypeMeta(m, this.#smClient), reason, 'Start', message);
+    // An Event and an info line per transition, not per retry.
+    if (repeated) return;
+    this.#mgr.events.warning(withTypeMeta(m, this.#smClient), reason, 'Start', message);
+    const waiting = BUDGET_DENIALS.has(reason) ? 'waiting for budget' : 'waiting to start';
+    this.#decisions.info(
+      reason,
+      { maintenance: nameOf(m), reason, message },
+      `maintenance ${waiting}: ${reason}`,
+    );
   }
 }
