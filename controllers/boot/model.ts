@@ -11,6 +11,8 @@ import type { Server } from '../../api/metal/v1alpha1/server.js';
 import type { ServerBootConfiguration } from '../../api/metal/v1alpha1/serverbootconfiguration.js';
 
 export type { ServerBoot, ServerBootPhase, ServerBootStatus };
+export { REDFISH_PATH_PREFIX_ANNOTATION, type AccessResult, type BmcAccess } from '../shared/bmc-access.js';
+import type { AccessResult } from '../shared/bmc-access.js';
 
 /** Held on every ServerBoot that may have changed a machine, until the change is undone. */
 export const BOOT_FINALIZER = 'maintenance.metal.ironcore.dev/serverboot-restore';
@@ -20,12 +22,6 @@ export const BOOT_FINALIZER = 'maintenance.metal.ironcore.dev/serverboot-restore
  * good, the machine was replaced). The controller says in an Event what it leaves behind.
  */
 export const SKIP_RESTORE_ANNOTATION = 'maintenance.metal.ironcore.dev/skip-restore';
-
-/**
- * On a BMC (or on a Server with inline `spec.bmc`): path in front of `/redfish/v1`, for BMCs
- * reached through a gateway that serves many of them under prefixes (and our simulator).
- */
-export const REDFISH_PATH_PREFIX_ANNOTATION = 'maintenance.metal.ironcore.dev/redfish-path-prefix';
 
 /** Label on the ServerBootConfiguration the controller creates for a Pxe boot. */
 export const SBC_BOOT_LABEL = 'maintenance.metal.ironcore.dev/serverboot';
@@ -94,18 +90,6 @@ export interface ErrorView {
 }
 
 export type BmcView = { ok: true; observation: BmcObservation } | { ok: false; error: ErrorView };
-
-export interface BmcAccess {
-  /** `https://10.0.0.7:443` plus an optional path prefix. */
-  endpoint: string;
-  credentials: { username: string; password: string };
-  /** Id of the System to manage (from Server spec.systemURI), if the Server names one. */
-  systemId?: string;
-  /** Changes when endpoint or credentials change; never contains a credential. */
-  key: string;
-}
-
-export type AccessResult = { ok: true; access: BmcAccess } | { ok: false; reason: string; message: string };
 
 export interface BootWorld {
   server?: Server;

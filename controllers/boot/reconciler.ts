@@ -22,7 +22,7 @@ import {
   type ResourceClient,
 } from '../../lib/kube/index.js';
 import { PolicyStore, durationMs } from '../../lib/policy/index.js';
-import { resolveAccess } from './access.js';
+import { resolveAccess } from '../shared/bmc-access.js';
 import { decide, onActionError } from './decide.js';
 import type { RedfishEdge } from './edge.js';
 import { errorView, internal, noAccess, sbcConflict } from './errors.js';

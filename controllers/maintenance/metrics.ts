@@ -1,8 +1,14 @@
 // Metrics of the maintenance controller, on the binary's registry (served at /metrics).
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 
+export interface StateSnapshot {
+  counts: Record<string, number>;
+  oldestSeconds: Record<string, number>;
+}
+
 export class MaintenanceMetrics {
   readonly byState: Gauge<'state'>;
+  readonly oldestInState: Gauge<'state'>;
   readonly timeInState: Histogram<'state'>;
   readonly attempts: Counter<'result'>;
   readonly denied: Counter<'reason'>;
@@ -10,8 +16,11 @@ export class MaintenanceMetrics {
   readonly grantsReleased: Counter;
   readonly budgetWaiters: Gauge;
 
-  /** `countByState` is read at each scrape (from the informer cache), so the gauge is never stale. */
-  constructor(registry: Registry, countByState: () => Record<string, number>) {
+  /**
+   * `byState` is read at each scrape (from the informer cache), so the gauges are never stale: the
+   * count of maintenances in each state and, per state, the age of the one that entered it first.
+   */
+  constructor(registry: Registry, byState: () => StateSnapshot) {
     const registers = [registry];
     this.byState = new Gauge({
       name: 'metal_maintenances',
@@ -19,7 +28,16 @@ export class MaintenanceMetrics {
       labelNames: ['state'],
       registers,
       collect() {
-        for (const [state, n] of Object.entries(countByState())) this.set({ state }, n);
+        for (const [state, n] of Object.entries(byState().counts)) this.set({ state }, n);
+      },
+    });
+    this.oldestInState = new Gauge({
+      name: 'metal_maintenance_oldest_in_state_seconds',
+      help: 'Seconds since the longest-waiting maintenance in a state entered it (0: none in that state). Alerts on a maintenance stuck in a phase.',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        for (const [state, s] of Object.entries(byState().oldestSeconds)) this.set({ state }, s);
       },
     });
     this.timeInState = new Histogram({

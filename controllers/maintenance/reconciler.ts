@@ -52,7 +52,9 @@ import {
   type WakeScope,
   type FullBudget,
 } from './waiters.js';
-import { MaintenanceMetrics } from './metrics.js';
+import { MaintenanceMetrics, type StateSnapshot } from './metrics.js';
+import { enteredStateAt } from './decide/classify.js';
+import { parseTime } from '../../contract/time.js';
 import { AdmissionWaits } from './admission-waits.js';
 import { LedgerReleaser } from './releaser.js';
 import { domainOf, serverUnavailableReason } from '../../contract/availability.js';
@@ -149,7 +151,7 @@ export class MaintenanceReconciler {
     this.#smClient = mgr.client.resource<ServerMaintenance>(ServerMaintenanceResource);
     this.#serverClient = mgr.client.resource<Server>(ServerResource);
     this.#bootClient = mgr.client.resource<ServerBoot>(ServerBootResource);
-    this.#metrics = new MaintenanceMetrics(mgr.registry, () => this.#countByState());
+    this.#metrics = new MaintenanceMetrics(mgr.registry, () => this.#byState());
     const controller = mgr.controller({
       name: 'maintenance',
       workers: options.workers,
@@ -225,7 +227,7 @@ export class MaintenanceReconciler {
     });
   }
 
-  /** A holder of `server` left: maintenances that were told ServerBusy need not wait out the hint. */
+  /** A holder of `server` left: the maintenances waiting on it need not wait out any backoff. */
   #holderGone(server: string): void {
     this.#waits.holderGone(this.#maintenances.byIndex('server', server));
   }
@@ -247,7 +249,7 @@ export class MaintenanceReconciler {
     return labelled ? domainOf(labelled, sdb?.spec.topologyKey) : '';
   }
 
-  #countByState(): Record<string, number> {
+  #byState(): StateSnapshot {
     const counts: Record<string, number> = {
       Pending: 0,
       Announced: 0,
@@ -256,11 +258,16 @@ export class MaintenanceReconciler {
       Failed: 0,
       Deleting: 0,
     };
+    const oldestSeconds: Record<string, number> = { ...counts };
+    const now = Date.now();
     for (const m of this.#maintenances.list()) {
       const state = isDeleting(m) ? 'Deleting' : stateOf(m);
       counts[state] = (counts[state] ?? 0) + 1;
+      const since = isDeleting(m) ? parseTime(m.metadata.deletionTimestamp) : enteredStateAt(m);
+      if (since !== undefined)
+        oldestSeconds[state] = Math.max(oldestSeconds[state] ?? 0, Math.max(0, (now - since) / 1000));
     }
-    return counts;
+    return { counts, oldestSeconds };
   }
 
   #grants(maintenances: readonly ServerMaintenance[]): Map<string, GrantHolding[]> {
@@ -354,8 +361,13 @@ export class MaintenanceReconciler {
     const fm = this.#mgr.status.fieldManager;
     for (const m of plan.addFinalizer)
       this.#mOverlay.wrote(await addFinalizer(this.#smClient, m, MAINTENANCE_FINALIZER, fm));
+    // Taint first, untaint last (issue 29): a taint that goes on or changes hands is written before any
+    // status that makes the placement rule refuse the server, and one that goes is removed after the
+    // last of them, so metal-operator's binder, which honours the taint, never meets a server our
+    // webhook refuses for maintenance without it.
+    let current = server && (await this.#taintFirst(server, plan));
     for (const w of plan.statuses) await this.#writeStatus(w);
-    if (server) await this.#writeServer(server, plan);
+    if (current) current = await this.#writeParkAndProjection(current, plan);
     // The holder is gone (deleted, or Completed while other finalizers keep it) before its grants go: a
     // slot is free only once nobody sees it InMaintenance, so a watcher never counts more than the
     // budget. A grant a crash leaves behind here belongs to an ended maintenance: the budget
@@ -363,6 +375,7 @@ export class MaintenanceReconciler {
     for (const w of plan.completions) await this.#writeStatus(w);
     for (const b of plan.deleteBoots) await this.#deleteBoot(b);
     for (const m of plan.removeFinalizer) await this.#removeFinalizer(m);
+    if (current) await this.#untaintLast(current, plan);
     for (const { m, refs } of plan.releaseGrants) await this.#release(m, refs);
     for (const boot of plan.createBoots) await this.#createBoot(boot);
     this.#record(plan);
@@ -379,27 +392,45 @@ export class MaintenanceReconciler {
       : undefined;
   }
 
-  /** Taint (compare-and-swap), park request and projection, in that order. */
-  async #writeServer(server: Server, plan: ServerPlan): Promise<void> {
+  /**
+   * Our taint with `value` (the holder's uid), or none: a compare-and-swap on the resourceVersion, as a
+   * bind by metal-operator is, so exactly one of them wins (docs/proposals/ws1-cordon.md).
+   */
+  async #writeTaint(server: Server, value: string | undefined): Promise<Server> {
+    const spec = value !== undefined ? { taints: [{ key: this.#o.taintKey, value, effect: 'NoBind' }] } : {};
+    const base = this.#sOverlay.fresh(server) ?? server;
+    const written = await applyOwned(this.#serverClient, base, { spec }, this.#mgr.status.fieldManager, {
+      cas: true,
+    });
+    this.#sOverlay.wrote(written);
+    return written ?? base;
+  }
+
+  /** A taint the plan puts on or hands on, before anything else; returns the newest copy of the server. */
+  async #taintFirst(server: Server, plan: ServerPlan): Promise<Server> {
+    const value = plan.taint?.value;
+    return value !== undefined ? this.#writeTaint(server, value) : server;
+  }
+
+  /** A taint the plan removes, after every other write. */
+  async #untaintLast(server: Server, plan: ServerPlan): Promise<void> {
+    if (plan.taint && plan.taint.value === undefined) await this.#writeTaint(server, undefined);
+  }
+
+  /** The park request, then the projection; returns the newest copy of the server. */
+  async #writeParkAndProjection(server: Server, plan: ServerPlan): Promise<Server> {
     const fm = this.#mgr.status.fieldManager;
     let current = server;
-    if (plan.taint) {
-      const { value } = plan.taint;
-      const spec =
-        value !== undefined ? { taints: [{ key: this.#o.taintKey, value, effect: 'NoBind' }] } : {};
-      // resourceVersion precondition: this write and a bind by metal-operator are both compare-and-swap
-      // on the Server, so exactly one of them wins (docs/proposals/ws1-cordon.md).
-      current = (await applyOwned(this.#serverClient, current, { spec }, fm, { cas: true })) ?? current;
-      this.#sOverlay.wrote(current);
-    }
     if (plan.park) {
       current = (await patchAnnotations(this.#serverClient, current, { ...plan.park }, fm)) ?? current;
       this.#sOverlay.wrote(current);
     }
-    if (plan.projection)
-      this.#sOverlay.wrote(
-        await applyStatusOf(this.#serverClient, current, { maintenance: plan.projection }, fm),
-      );
+    if (plan.projection) {
+      const written = await applyStatusOf(this.#serverClient, current, { maintenance: plan.projection }, fm);
+      this.#sOverlay.wrote(written);
+      current = written ?? current;
+    }
+    return current;
   }
 
   async #removeFinalizer(stale: ServerMaintenance): Promise<void> {
@@ -582,7 +613,6 @@ export class MaintenanceReconciler {
     // Woken for a slot it cannot use: the next waiter of that budget gets it, now rather than at its timer.
     if (wokenBy !== undefined && passesOnWokenSlot(wokenBy, denial))
       this.#wake(1, { budget: wokenBy, domain: this.#domainIn(wokenBy, serverName) });
-    if (denial.reason === 'ServerBusy') this.#waits.busy(uidOf(m));
     this.#metrics.budgetWaiters.set(this.#waits.waiters.size);
     await this.#recordDenial(attempt, denial.reason, denial.message);
     this.#mgr.logger.debug(

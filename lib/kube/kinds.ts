@@ -10,6 +10,10 @@ import { ServerDisruptionBudgetKind } from '../../api/maintenance/v1alpha1/serve
 import { ServerClaimDisruptionBudgetKind } from '../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
 import { ServerBootKind } from '../../api/maintenance/v1alpha1/serverboot.js';
 import { LegacyServerMaintenanceKind } from '../../api/legacy/v1alpha1/servermaintenance.js';
+import { BIOSVersionKind } from '../../api/system/v1alpha1/biosversion.js';
+import { BIOSSettingsKind } from '../../api/system/v1alpha1/biossettings.js';
+import { BMCVersionKind } from '../../api/baseboard/v1alpha1/bmcversion.js';
+import { BMCSettingsKind } from '../../api/baseboard/v1alpha1/bmcsettings.js';
 import { resourceOf } from './resources.js';
 
 export const ServerResource = resourceOf(ServerKind);
@@ -22,3 +26,7 @@ export const ServerDisruptionBudgetResource = resourceOf(ServerDisruptionBudgetK
 export const ServerClaimDisruptionBudgetResource = resourceOf(ServerClaimDisruptionBudgetKind);
 export const ServerBootResource = resourceOf(ServerBootKind);
 export const LegacyServerMaintenanceResource = resourceOf(LegacyServerMaintenanceKind);
+export const BIOSVersionResource = resourceOf(BIOSVersionKind);
+export const BIOSSettingsResource = resourceOf(BIOSSettingsKind);
+export const BMCVersionResource = resourceOf(BMCVersionKind);
+export const BMCSettingsResource = resourceOf(BMCSettingsKind);

@@ -107,18 +107,24 @@ async function writeBoot(
     path,
     { Boot: boot },
     {
-      etag: onSystem ? etag : system['@Redfish.Settings']?.ETag,
-      readEtag: onSystem ? undefined : () => settingsEtag(bmc, path, system),
+      // The annotation's ETag is the System's after the last apply, not the settings object's:
+      // the settings object's own tag is read first (one GET), as BMCs that demand it expect.
+      etag: onSystem ? etag : await settingsEtag(bmc, path, etag),
+      readEtag: onSystem ? undefined : () => settingsEtag(bmc, path, etag),
     },
   );
 }
 
-async function settingsEtag(bmc: Bmc, path: string, system: ComputerSystem): Promise<string | undefined> {
+/** The settings object's own ETag; the System's when the object cannot be read (AMI `SD`). */
+async function settingsEtag(
+  bmc: Bmc,
+  path: string,
+  systemEtag: string | undefined,
+): Promise<string | undefined> {
   try {
-    return (await bmc.client.getWithEtag(path)).etag ?? system['@Redfish.Settings']?.ETag;
+    return (await bmc.client.getWithEtag(path)).etag ?? systemEtag;
   } catch (e) {
-    // AMI's SD objects are PATCH-only: GET answers 404.
-    if (isHttpStatus(e, 404, 405)) return system['@Redfish.Settings']?.ETag;
+    if (isHttpStatus(e, 404, 405)) return systemEtag;
     throw e;
   }
 }

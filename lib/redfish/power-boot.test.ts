@@ -158,7 +158,7 @@ describe('boot override', () => {
     await bmc.close();
   });
 
-  it('AMI: PATCHes the write-only SD object with the ETag from the annotation', async () => {
+  it('AMI: PATCHes the write-only SD object with the ETag of the System it applies to', async () => {
     const n = idx('ami', 1);
     const bmc = await openSimBmc(sim, n);
     await setBootOverride(bmc, { target: 'Hdd', enabled: 'Continuous' });

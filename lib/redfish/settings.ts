@@ -6,7 +6,7 @@ import type { RedfishClient } from './client.js';
 import { isHttpStatus, unsupported } from './errors.js';
 import { taskFromResponse, type TaskHandle } from './tasks.js';
 import type { Resource, SettingsAnnotation } from './types.js';
-import { patchResource } from './writes.js';
+import { confirmWrite, patchResource, type ConfirmOptions } from './writes.js';
 
 export type ApplyTime = 'Immediate' | 'OnReset' | 'AtMaintenanceWindowStart' | 'InMaintenanceWindowOnReset';
 
@@ -18,9 +18,17 @@ export interface SettingsState {
   /** Where changes are PATCHed: the settings object, or the resource itself when it has none. */
   writePath: string;
   applyTimes?: string[];
-  /** ETag of the resource read, and of the settings object from the annotation. */
+  /** ETag of the resource read (header or `@odata.etag`), as received. */
   etag?: string;
+  /** The settings object's own ETag, as received; undefined when it has none or cannot be read. */
   settingsEtag?: string;
+  /** False when GET of the settings object is refused (AMI `SD`: PATCH-only). */
+  settingsReadable: boolean;
+  /**
+   * `@Redfish.Settings.ETag`: the schema's "ETag of the resource to which the settings were
+   * applied, after the application". Equal to `etag` once the BMC has applied the last write.
+   */
+  appliedEtag?: string;
 }
 
 export interface ApplyOptions {
@@ -28,6 +36,8 @@ export interface ApplyOptions {
   /** Vendor flag: send an apply time even if none is advertised (Dell creates a job only then). */
   alwaysSendApplyTime?: boolean;
   signal?: AbortSignal;
+  /** How long the read-back after the PATCH may take to show the values (default 10 s). */
+  confirm?: ConfirmOptions;
 }
 
 export interface ApplyResult {
@@ -38,6 +48,13 @@ export interface ApplyResult {
   applyTime?: string;
   /** Set when the BMC answered 202 (a Dell configuration job, for instance). */
   task?: TaskHandle;
+  /** Set when the requested apply time was not offered: what happened instead, and why. */
+  applyTimeFallback?: ApplyTimeFallback;
+  /**
+   * True when reading back showed every value current or pending; false when the BMC cannot be
+   * read back (a write-only settings object) and the caller must verify after the reset.
+   */
+  confirmed: boolean;
 }
 
 interface SettingsResource extends Resource {
@@ -48,13 +65,13 @@ interface SettingsResource extends Resource {
 async function readPending(
   client: RedfishClient,
   path: string,
-): Promise<{ attributes: Record<string, unknown>; etag?: string }> {
+): Promise<{ attributes: Record<string, unknown>; etag?: string; readable: boolean }> {
   try {
     const res = await client.getWithEtag<SettingsResource>(path);
-    return { attributes: res.body?.Attributes ?? {}, etag: res.etag };
+    return { attributes: res.body?.Attributes ?? {}, etag: res.etag, readable: true };
   } catch (e) {
     // AMI `SD` objects cannot be read back; HPE may hide an empty one.
-    if (isHttpStatus(e, 404, 405)) return { attributes: {} };
+    if (isHttpStatus(e, 404, 405)) return { attributes: {}, readable: false };
     throw e;
   }
 }
@@ -74,7 +91,7 @@ export async function readSettings(client: RedfishClient, path: string): Promise
   const settingsPath = annotation?.SettingsObject?.['@odata.id'];
   const current = resource.Attributes ?? {};
   const separate = settingsPath !== undefined && settingsPath !== path;
-  const pending = separate ? await readPending(client, settingsPath) : { attributes: {} };
+  const pending = separate ? await readPending(client, settingsPath) : { attributes: {}, readable: true };
   return {
     path,
     current,
@@ -82,23 +99,52 @@ export async function readSettings(client: RedfishClient, path: string): Promise
     writePath: settingsPath ?? path,
     applyTimes: annotation?.SupportedApplyTimes,
     etag: res.etag,
-    settingsEtag: pending.etag ?? annotation?.ETag,
+    settingsEtag: pending.etag,
+    settingsReadable: pending.readable,
+    appliedEtag: annotation?.ETag,
   };
 }
 
-function chooseApplyTime(state: SettingsState, opts: ApplyOptions): string | undefined {
+/** A requested apply time the BMC does not offer, and what was done instead. */
+export interface ApplyTimeFallback {
+  requested: string;
+  /** Sent instead; undefined when nothing was sent and the BMC's default (OnReset) applies. */
+  used?: string;
+  supported?: string[];
+  reason: string;
+}
+
+/** Fallback order when the requested apply time is not offered (docs/redfish.md). */
+const FALLBACK_ORDER = ['OnReset', 'Immediate'] as const;
+
+/**
+ * The apply time to send. Requested and offered (or the vendor always takes one): sent as is.
+ * Requested but not offered: OnReset if offered (a reset inside the maintenance applies it), else
+ * Immediate, else refused. The BMC lists none: nothing is sent, so the schema's default, the
+ * next reset, applies. Every case other than the first is reported in `fallback`.
+ */
+export function chooseApplyTime(
+  state: Pick<SettingsState, 'applyTimes' | 'writePath'>,
+  opts: Pick<ApplyOptions, 'applyTime' | 'alwaysSendApplyTime'>,
+): { applyTime?: string; fallback?: ApplyTimeFallback } {
   const requested = opts.applyTime;
-  if (requested && state.applyTimes && !state.applyTimes.includes(requested)) {
+  const offered = state.applyTimes;
+  if (!requested) return { applyTime: opts.alwaysSendApplyTime ? 'OnReset' : undefined };
+  if (offered?.includes(requested) || (!offered && opts.alwaysSendApplyTime)) return { applyTime: requested };
+  if (!offered) {
+    if (requested === 'OnReset') return {};
+    const reason = `${state.writePath} lists no SupportedApplyTimes: sent none, so the values apply at the next reset`;
+    return { fallback: { requested, reason } };
+  }
+  const used = FALLBACK_ORDER.find((t) => offered.includes(t));
+  if (!used) {
     throw unsupported(
-      `apply time ${requested} not supported by ${state.writePath} (${state.applyTimes.join(', ')})`,
-      {
-        allowable: state.applyTimes,
-      },
+      `apply time ${requested} not supported by ${state.writePath}, nor a fallback (${FALLBACK_ORDER.join(', ')}); it offers ${offered.join(', ')}`,
+      { allowable: offered },
     );
   }
-  if (requested && (state.applyTimes || opts.alwaysSendApplyTime)) return requested;
-  if (opts.alwaysSendApplyTime) return 'OnReset';
-  return undefined;
+  const reason = `${state.writePath} does not offer ${requested} (offers ${offered.join(', ')}): used ${used}`;
+  return { applyTime: used, fallback: { requested, used, supported: offered, reason } };
 }
 
 /** Writes the attributes of `attrs` that are neither current nor already pending. */
@@ -115,28 +161,84 @@ export async function applySettings(
     if (name in state.pending && isDeepStrictEqual(state.pending[name], value)) alreadyPending.push(name);
     else changed[name] = value;
   }
-  if (Object.keys(changed).length === 0) return { changed, alreadyPending };
-  const applyTime = chooseApplyTime(state, opts);
+  if (Object.keys(changed).length === 0) return { changed, alreadyPending, confirmed: true };
+  const { applyTime, fallback } = chooseApplyTime(state, opts);
+  if (fallback) {
+    client.log.info({ event: 'redfish.settings.apply_time_fallback', ...fallback }, 'apply time fallback');
+  }
   const body: Record<string, unknown> = { Attributes: changed };
   if (applyTime) body['@Redfish.SettingsApplyTime'] = { ApplyTime: applyTime };
   const onResource = state.writePath === state.path;
   const res = await patchResource(client, state.writePath, body, {
-    etag: onResource ? state.etag : state.settingsEtag,
+    etag: onResource ? state.etag : writeEtag(state),
     readEtag: onResource ? undefined : () => settingsObjectEtag(client, state),
     signal: opts.signal,
   });
   const task = res.status === 202 ? taskFromResponse(res) : undefined;
+  const confirmed = await confirmStaged(client, state, changed, opts);
   client.log.info(
     { event: 'redfish.settings.patched', path: state.writePath, attributes: Object.keys(changed), applyTime },
     'settings staged',
   );
-  return { changed, alreadyPending, applyTime, task };
+  return {
+    changed,
+    alreadyPending,
+    applyTime,
+    task,
+    confirmed,
+    ...(fallback ? { applyTimeFallback: fallback } : {}),
+  };
 }
 
-/** Fresh ETag of the settings object; the parent's annotation when the object cannot be read. */
+/** Every value of `changed` is now current or pending (what a read-back must show after a 2xx). */
+function shows(state: SettingsState, changed: Record<string, unknown>): boolean {
+  return Object.entries(changed).every(
+    ([k, v]) => isDeepStrictEqual(state.current[k], v) || isDeepStrictEqual(state.pending[k], v),
+  );
+}
+
+async function confirmStaged(
+  client: RedfishClient,
+  state: SettingsState,
+  changed: Record<string, unknown>,
+  opts: ApplyOptions,
+): Promise<boolean> {
+  // A write-only settings object cannot show pending values; the caller verifies after the reset.
+  if (!state.settingsReadable) return false;
+  await confirmWrite(
+    client,
+    `PATCH ${state.writePath} (${Object.keys(changed).join(', ')})`,
+    () => readSettings(client, state.path),
+    (now) => shows(now, changed),
+    (now) =>
+      `current ${JSON.stringify(pick(now.current, changed))}, pending ${JSON.stringify(pick(now.pending, changed))}`,
+    { signal: opts.signal, ...opts.confirm },
+  );
+  return true;
+}
+
+function pick(values: Record<string, unknown>, like: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.keys(like)
+      .filter((k) => k in values)
+      .map((k) => [k, values[k]]),
+  );
+}
+
+/**
+ * If-Match of a PATCH of the settings object: its own ETag as received (quotes and all). A
+ * settings object that cannot be read (AMI `SD`) is guarded by the resource it applies to, so
+ * that resource's ETag goes instead; the annotation's `ETag` is only a stand-in for it.
+ */
+export function writeEtag(state: SettingsState): string | undefined {
+  if (state.settingsReadable) return state.settingsEtag;
+  return state.etag ?? state.appliedEtag;
+}
+
+/** Fresh If-Match for the settings object after a 412/428 (same rule as `writeEtag`). */
 async function settingsObjectEtag(client: RedfishClient, state: SettingsState): Promise<string | undefined> {
   const fresh = await readPending(client, state.writePath);
-  if (fresh.etag) return fresh.etag;
-  const parent = await client.get<SettingsResource>(state.path);
-  return parent['@Redfish.Settings']?.ETag;
+  if (fresh.readable) return fresh.etag;
+  const parent = await client.getWithEtag<SettingsResource>(state.path);
+  return parent.etag ?? parent.body?.['@Redfish.Settings']?.ETag;
 }

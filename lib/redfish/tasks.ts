@@ -18,6 +18,8 @@ export interface TaskHandle {
 
 export interface TaskResult {
   state: TaskState;
+  /** `TaskStatus` (OK, Warning, Critical) when the BMC reports one. */
+  status?: string;
   percent?: number;
   messages: RedfishMessage[];
   /** The last Task body seen, when the BMC returned one. */
@@ -97,13 +99,20 @@ export interface Poll {
   running?: { state: TaskState; percent?: number };
   delayMs?: number;
   follow?: string;
+  /** The monitor could not be reached this time (BMC restarting). */
+  unreachable?: RedfishError;
 }
 
 const COMPLETED: Poll = { done: { state: 'Completed', messages: [] } };
 
-async function fetchMonitor(client: RedfishClient, monitor: string): Promise<RedfishResponse<Task> | Poll> {
+async function fetchMonitor(
+  client: RedfishClient,
+  monitor: string,
+  timeoutMs: number,
+  signal?: AbortSignal,
+): Promise<RedfishResponse<Task> | Poll> {
   try {
-    return await client.request<Task>('GET', monitor, undefined);
+    return await client.request<Task>('GET', monitor, undefined, { timeoutMs, signal });
   } catch (e) {
     if (isRedfishError(e) && e.hasMessageId('Success')) return COMPLETED;
     throw e;
@@ -119,22 +128,35 @@ export function interpretMonitor(res: RedfishResponse<Task>): Poll {
   if (state === 'Completed' && transitionedJob(body)) return { follow: transitionedJob(body) };
   if (res.status !== 202 && isTerminal(state)) {
     const messages = (body.Messages ?? []) as RedfishMessage[];
-    return { done: { state, percent: body.PercentComplete, messages, task: body } };
+    const status = typeof body.TaskStatus === 'string' ? body.TaskStatus : undefined;
+    return { done: { state, status, percent: body.PercentComplete, messages, task: body } };
   }
   const running = isTerminal(state) ? 'Running' : state;
   return { delayMs: res.retryAfterMs, running: { state: running, percent: body.PercentComplete } };
 }
 
-async function pollOnce(client: RedfishClient, monitor: string, deadline: number): Promise<Poll> {
+/** Longest single monitor request; a poll never outlives the caller's deadline either. */
+const MONITOR_REQUEST_MS = 10_000;
+
+async function pollOnce(
+  client: RedfishClient,
+  monitor: string,
+  deadline: number,
+  signal?: AbortSignal,
+): Promise<Poll> {
   try {
-    const res = await fetchMonitor(client, monitor);
+    const budget = Math.max(1, Math.min(MONITOR_REQUEST_MS, deadline - Date.now()));
+    const res = await fetchMonitor(client, monitor, budget, signal);
     return 'status' in res ? interpretMonitor(res) : res;
   } catch (e) {
-    // A BMC restarting during a firmware update drops connections or answers 503 for a while.
+    // A BMC restarting during a firmware update drops connections, times out or answers 503 for
+    // a while; the wait's own deadline decides when that is too long (and says so, below).
     const down =
-      isRedfishError(e, RedfishErrorCode.Connection) || (isRedfishError(e) && (e.status ?? 0) === 503);
-    if (!down || Date.now() >= deadline) throw e;
-    return {};
+      isRedfishError(e, RedfishErrorCode.Connection) ||
+      isRedfishError(e, RedfishErrorCode.Timeout) ||
+      (isRedfishError(e) && (e.status ?? 0) === 503);
+    if (!down) throw e;
+    return { unreachable: e };
   }
 }
 
@@ -160,11 +182,14 @@ function taskTimeout(
   monitor: string,
   ms: number,
   last: { state: TaskState; percent?: number },
+  unreachable?: RedfishError,
 ): RedfishError {
+  const why = unreachable ? `; the monitor is unreachable: ${unreachable.message}` : '';
   return new RedfishError(
     RedfishErrorCode.Timeout,
-    `task ${monitor} not finished after ${ms} ms (last state ${last.state})`,
-    { path: monitor, taskState: last.state, percent: last.percent },
+    `task ${monitor} not finished after ${ms} ms (last state ${last.state}${last.percent === undefined ? '' : `, ${last.percent} %`})${why}`,
+    { path: monitor, taskState: last.state, percent: last.percent, timeoutMs: ms },
+    unreachable,
   );
 }
 
@@ -181,7 +206,7 @@ export async function waitForTask(
   let monitor = handle.monitor;
   let last: { state: TaskState; percent?: number } = { state: 'New' };
   for (;;) {
-    const poll = await pollOnce(client, monitor, deadline);
+    const poll = await pollOnce(client, monitor, deadline, opts.signal);
     if (poll.follow) {
       monitor = client.resolve(poll.follow);
       continue;
@@ -191,7 +216,8 @@ export async function waitForTask(
       return poll.done;
     }
     const remaining = deadline - Date.now();
-    if (remaining <= 0) throw taskTimeout(monitor, opts.timeoutMs, last);
+    // The caller's whole timeout is what the error reports, not what was left of the last poll.
+    if (remaining <= 0) throw taskTimeout(monitor, opts.timeoutMs, last, poll.unreachable);
     const current = poll.running ?? last;
     if (current.state !== last.state || current.percent !== last.percent) {
       opts.onProgress?.(current.state, current.percent);

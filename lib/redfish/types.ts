@@ -39,7 +39,9 @@ export interface ServiceRoot extends Resource {
   Systems?: ODataRef;
   Managers?: ODataRef;
   UpdateService?: ODataRef;
-  TaskService?: ODataRef;
+  /** The task service; the schema names the link `Tasks`. */
+  Tasks?: ODataRef;
+  Registries?: ODataRef;
   SessionService?: ODataRef;
   Links?: { Sessions?: ODataRef };
   Vendor?: string;

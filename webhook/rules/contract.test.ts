@@ -1,9 +1,11 @@
 import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
+import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerBoot } from '../../api/maintenance/v1alpha1/serverboot.js';
 import { Codes } from '../../contract/codes.js';
 import { clone, ruleInput } from '../testdata/helpers.js';
 import {
   APPROVAL_CONTROLLER,
+  DRAIN_CONTROLLER,
   find,
   loadReview,
   loadWorld,
@@ -156,6 +158,49 @@ describe('contract: who may write status', () => {
       user: 'alice',
     });
     expect(contract(ruleInput(noop)).allowed).toBe(true);
+  });
+
+  it('lets the drain controller write status.drain and Drained, nothing else of the status', () => {
+    const old = find(loadWorld().maintenances, 'm1');
+    const write = (change: (m: ServerMaintenance) => void) => {
+      const next = clone(old);
+      change(next);
+      return contract(
+        ruleInput(
+          request({
+            kind: 'ServerMaintenance',
+            subResource: 'status',
+            operation: 'UPDATE',
+            object: next,
+            oldObject: old,
+            user: DRAIN_CONTROLLER,
+          }),
+        ),
+      );
+    };
+    const drained = (m: ServerMaintenance) => {
+      m.status = {
+        ...m.status,
+        drain: { phase: 'Drained', node: 'n1' },
+        conditions: [
+          ...(m.status?.conditions ?? []),
+          {
+            type: 'Drained',
+            status: 'True',
+            reason: 'Drained',
+            message: '',
+            lastTransitionTime: '2026-01-01T00:00:00Z',
+          },
+        ],
+      };
+    };
+    expect(write(drained).allowed).toBe(true);
+    const d = write((m) => {
+      drained(m);
+      m.status!.state = 'InMaintenance';
+    });
+    expect(d).toMatchObject({ allowed: false, code: Codes.FORBIDDEN_WRITER });
+    expect(d.message).toContain('only status.drain and the condition Drained');
   });
 });
 

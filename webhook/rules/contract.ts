@@ -13,9 +13,9 @@ import { Codes } from '../../contract/codes.js';
 import { allow, combine, deny, type Decision } from '../../contract/denial.js';
 import { isOneOf, isResource, jsonEqual, objects, type RuleInput } from './common.js';
 import { parseTime } from '../../contract/time.js';
-import { qualified } from '../../contract/names.js';
 import { approvalRequired } from '../../contract/approval.js';
 import { requestVerdict } from '../../contract/requesters.js';
+import { MaintenanceConditions, qualified } from '../../contract/names.js';
 import { deletion } from './deletion.js';
 
 export const SYSTEM_GROUP = 'system.metal.ironcore.dev';
@@ -125,11 +125,25 @@ function announcementWriters({ request, policy }: RuleInput): Decision {
   );
 }
 
+/** status without what the drain controller owns (status.drain and the condition Drained). */
+function withoutDrain(status: ServerMaintenance['status']): unknown {
+  const { drain: _drain, conditions, ...rest } = status ?? {};
+  const others = (conditions ?? []).filter((c) => c.type !== MaintenanceConditions.Drained);
+  return { ...rest, conditions: others };
+}
+
 function maintenanceStatusWriters({ request, policy }: RuleInput): Decision {
   if (request.operation !== 'UPDATE') return allow();
   const { object, oldObject } = objects<ServerMaintenance>(request);
   if (jsonEqual(object?.status, oldObject?.status)) return allow();
   if (isOneOf(request.userInfo, policy.writers.maintenanceStatus)) return allow();
+  if (isOneOf(request.userInfo, policy.writers.drainStatus)) {
+    if (jsonEqual(withoutDrain(object?.status), withoutDrain(oldObject?.status))) return allow();
+    return deny(
+      Codes.FORBIDDEN_WRITER,
+      `${JSON.stringify(request.userInfo.username ?? '')} may write only status.drain and the condition Drained of a ServerMaintenance`,
+    );
+  }
   return deny(
     Codes.FORBIDDEN_WRITER,
     `only the maintenance controllers may write ServerMaintenance status; ${JSON.stringify(request.userInfo.username ?? '')} may not`,

@@ -21,6 +21,7 @@ export interface Fixtures {
 export const NOW = new Date('2026-03-10T12:00:00Z');
 export const MAINTENANCE_CONTROLLER = 'system:serviceaccount:metal-maintenance-system:maintenance-controller';
 export const APPROVAL_CONTROLLER = 'system:serviceaccount:metal-maintenance-system:approval-controller';
+export const DRAIN_CONTROLLER = 'system:serviceaccount:metal-maintenance-system:drain-controller';
 
 /** A fresh copy of the world in world.yaml. */
 export function loadWorld(): Fixtures & Required<Pick<WorldContents, 'bmcs'>> {

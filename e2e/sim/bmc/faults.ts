@@ -14,7 +14,9 @@ export type FaultKind =
   /** The next SimpleUpdate task never leaves Running. */
   | 'taskStuck'
   /** The next SimpleUpdate task ends in Exception. */
-  | 'taskFail';
+  | 'taskFail'
+  /** A write (PATCH, InsertMedia, EjectMedia) answers 204 and changes nothing: a BMC that lies. */
+  | 'ignore';
 
 export interface FaultSpec {
   kind: FaultKind;
@@ -35,7 +37,9 @@ export interface ActiveFault extends FaultSpec {
   remaining: number;
 }
 
-export type RequestFault = Exclude<FaultKind, 'taskStuck' | 'taskFail'>;
+export type RequestFault = Exclude<FaultKind, 'taskStuck' | 'taskFail' | 'ignore'>;
+
+const NOT_PER_REQUEST: ReadonlySet<FaultKind> = new Set(['taskStuck', 'taskFail', 'ignore']);
 
 export class FaultSet {
   #faults: ActiveFault[] = [];
@@ -59,13 +63,21 @@ export class FaultSet {
   take(method: string, path: string): ActiveFault | undefined {
     const fault = this.#faults.find(
       (f) =>
-        f.kind !== 'taskStuck' &&
-        f.kind !== 'taskFail' &&
+        !NOT_PER_REQUEST.has(f.kind) &&
         (!f.method || f.method === method) &&
         (!f.path || path.includes(f.path)),
     );
     if (fault) this.#consume(fault);
     return fault;
+  }
+
+  /** True (and counted down) when an `ignore` fault matches this write: the handler then fakes success. */
+  takeIgnoredWrite(method: string, path: string): boolean {
+    const fault = this.#faults.find(
+      (f) => f.kind === 'ignore' && (!f.method || f.method === method) && (!f.path || path.includes(f.path)),
+    );
+    if (fault) this.#consume(fault);
+    return fault !== undefined;
   }
 
   /** Takes a one-shot task fault, if any is armed. */

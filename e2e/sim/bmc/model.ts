@@ -2,7 +2,11 @@
 // access first runs the events that are due (power transitions, boots, task completion, the end
 // of a BMC outage), so a thousand idle BMCs cost no timers.
 import { FaultSet } from './faults.js';
+import { SimHost, systemIdFor, type BootRecord, type MediaDevice, type PowerState } from './host.js';
 import type { EtagMode, SimProfile } from './profiles.js';
+
+export type { BootRecord, MediaDevice, PowerState } from './host.js';
+export { SimHost } from './host.js';
 
 export interface SimTiming {
   /** Off → On. */
@@ -31,19 +35,6 @@ export const DEFAULT_TIMING: SimTiming = {
   taskRetryAfterS: 0,
 };
 
-export type PowerState = 'On' | 'Off' | 'PoweringOn' | 'PoweringOff';
-
-export interface BootRecord {
-  seq: number;
-  at: number;
-  /** Device booted: the override target, or Hdd. */
-  device: string;
-  httpBootUri?: string;
-  /** Image in the virtual CD at boot time. */
-  media?: string;
-  cause: 'reset' | 'bmc';
-}
-
 export interface SimTask {
   id: string;
   kind: 'update' | 'job';
@@ -53,16 +44,10 @@ export interface SimTask {
   state: 'New' | 'Scheduled' | 'Running' | 'Completed' | 'Exception';
   percent: number;
   target: 'BIOS' | 'BMC';
+  /** Host whose BIOS is flashed (BIOS tasks). */
+  host?: SimHost;
   image: string;
   messages: { MessageId: string; Message: string }[];
-}
-
-export interface MediaDevice {
-  id: string;
-  types: string[];
-  image: string | null;
-  inserted: boolean;
-  writeProtected: boolean;
 }
 
 export interface Counters {
@@ -119,19 +104,21 @@ function newCounters(): Counters {
   };
 }
 
-const INITIAL_BIOS: Record<string, unknown> = {
-  BootMode: 'Uefi',
-  ProcTurboMode: 'Enabled',
-  SriovGlobalEnable: 'Disabled',
-  NumaNodes: 2,
-  AdminPhone: '',
-};
-
 const INITIAL_MANAGER_ATTRS: Record<string, unknown> = {
   'NTP.1.Server': 'pool.ntp.org',
   'Syslog.1.Enable': 'Disabled',
   'Session.1.Timeout': 1800,
 };
+
+/** What happened to the BMC itself, counted once per effect (see HostLedger for the servers). */
+export interface BmcLedger {
+  bmcUpdatesStarted: number;
+  /** BMC images that became active (after the BMC restarted into them). */
+  bmcFlashes: number;
+  /** Accepted PATCHes of BMC (Manager) attributes. */
+  bmcSettingsWrites: number;
+  managerResets: number;
+}
 
 interface Event {
   at: number;
@@ -146,44 +133,35 @@ export class SimBmc {
   readonly faults = new FaultSet();
   readonly #now: () => number;
   counters = newCounters();
-
-  power: PowerState = 'On';
-  /** Power state after the running transition. */
-  #powerTarget: 'On' | 'Off' | undefined;
-  boot = {
-    enabled: 'Disabled',
-    target: 'None',
-    mode: 'UEFI' as 'UEFI' | 'Legacy',
-    httpBootUri: null as string | null,
-  };
-  bios = {
-    current: { ...INITIAL_BIOS },
-    pending: {} as Record<string, unknown>,
-    jobId: undefined as string | undefined,
-  };
+  ledger: BmcLedger = { bmcUpdatesStarted: 0, bmcFlashes: 0, bmcSettingsWrites: 0, managerResets: 0 };
+  /** The servers behind this BMC; `hosts[0]` is the one the single-system accessors below mean. */
+  readonly hosts: SimHost[];
   managerAttrs = { current: { ...INITIAL_MANAGER_ATTRS }, pending: {} as Record<string, unknown> };
-  media: MediaDevice[] = [
-    { id: 'CD1', types: ['CD', 'DVD'], image: null, inserted: false, writeProtected: true },
-    { id: 'USB1', types: ['USBStick'], image: null, inserted: false, writeProtected: true },
-  ];
-  firmware = { BIOS: '1.0.0', BMC: '5.10.0', NIC: '22.31.6' };
+  firmware = { BMC: '5.10.0', NIC: '22.31.6' };
   tasks = new Map<string, SimTask>();
   sessions = new Map<string, string>();
   outageUntil = 0;
-  /** The host never comes back on (a board stuck in POST, a dead PSU): power-ons end in Off. */
-  hostStuck = false;
   #versions = new Map<string, number>();
   #events: Event[] = [];
   #seq = 0;
-  /** Bumped when a transition is superseded; its pending events then do nothing. */
-  #generation = 0;
 
-  constructor(index: number, profile: SimProfile, etagMode: EtagMode, timing: SimTiming, now: () => number) {
+  constructor(
+    index: number,
+    profile: SimProfile,
+    etagMode: EtagMode,
+    timing: SimTiming,
+    now: () => number,
+    systems = 1,
+  ) {
     this.index = index;
     this.profile = profile;
     this.etagMode = etagMode;
     this.timing = timing;
     this.#now = now;
+    this.hosts = Array.from(
+      { length: Math.max(1, systems) },
+      (_, k) => new SimHost(this, k, systemIdFor(profile.systemId, k)),
+    );
   }
 
   now(): number {
@@ -195,11 +173,51 @@ export class SimBmc {
     return String(this.#seq);
   }
 
+  host(systemId: string): SimHost | undefined {
+    return this.hosts.find((h) => h.systemId === systemId);
+  }
+
+  // --- the first host, for single-system BMCs ------------------------------------------------
+
+  get power(): PowerState {
+    return this.hosts[0]!.power;
+  }
+  set power(state: PowerState) {
+    this.hosts[0]!.power = state;
+  }
+  get boot(): SimHost['boot'] {
+    return this.hosts[0]!.boot;
+  }
+  get bios(): SimHost['bios'] {
+    return this.hosts[0]!.bios;
+  }
+  get media(): MediaDevice[] {
+    return this.hosts[0]!.media;
+  }
+  get hostStuck(): boolean {
+    return this.hosts[0]!.stuck;
+  }
+  set hostStuck(stuck: boolean) {
+    this.hosts[0]!.stuck = stuck;
+  }
+  get transitioning(): boolean {
+    return this.hosts[0]!.transitioning;
+  }
+  reset(type: string): boolean {
+    return this.hosts[0]!.reset(type);
+  }
+  bmcInitiatedReboot(): void {
+    this.hosts[0]!.bmcInitiatedReboot();
+  }
+
   // --- time ---------------------------------------------------------------------------------
 
   schedule(inMs: number, run: () => void): void {
-    this.#events.push({ at: this.now() + inMs, run });
-    this.#events.sort((a, b) => a.at - b.at);
+    const event = { at: this.now() + inMs, run };
+    // Insert in order (events are few per BMC; no sort of the whole list per event).
+    let i = this.#events.length;
+    while (i > 0 && this.#events[i - 1]!.at > event.at) i -= 1;
+    this.#events.splice(i, 0, event);
   }
 
   /** Runs every event that is due, in order (events may schedule more). */
@@ -226,129 +244,22 @@ export class SimBmc {
     return this.etagMode === 'none' ? undefined : `"${key}-${this.version(key)}"`;
   }
 
-  // --- power and boot ------------------------------------------------------------------------
-
-  get transitioning(): boolean {
-    return this.#powerTarget !== undefined;
-  }
-
-  /** Applies a ComputerSystem.Reset. Returns false when another transition is running. */
-  reset(type: string): boolean {
-    // Only ForceOff may cut into a running transition (a shutdown that takes too long).
-    const forcing = type === 'ForceOff' && this.#powerTarget === 'Off';
-    if (this.transitioning && !forcing) return false;
-    if (forcing) {
-      this.#generation += 1;
-      this.power = 'On';
-    }
-    this.counters.resets[type] = (this.counters.resets[type] ?? 0) + 1;
-    const t = this.timing;
-    const off: Record<string, number> = { ForceOff: t.forceOffMs, GracefulShutdown: t.gracefulShutdownMs };
-    if (type === 'On' || type === 'ForceOn') {
-      if (this.power === 'Off') this.#transition('On', t.powerOnMs, 'reset');
-    } else if (type in off) {
-      if (this.power === 'On') this.#transition('Off', off[type]!, 'reset');
-    } else if (type === 'PushPowerButton') {
-      this.#transition(this.power === 'On' ? 'Off' : 'On', t.powerOnMs, 'reset');
-    } else {
-      this.#restart('reset');
-    }
-    return true;
-  }
-
-  /** A reboot the BMC starts by itself (firmware activation, watchdog, …). */
-  bmcInitiatedReboot(): void {
-    this.#generation += 1;
-    this.#powerTarget = undefined;
-    this.#restart('bmc');
-  }
-
-  #transition(to: 'On' | 'Off', ms: number, cause: BootRecord['cause']): void {
-    this.#powerTarget = to;
-    this.power = to === 'On' ? 'PoweringOn' : 'PoweringOff';
-    this.bump('system');
-    const generation = this.#generation;
-    this.schedule(ms, () => {
-      if (generation !== this.#generation) return;
-      this.#powerTarget = undefined;
-      this.bump('system');
-      if (to === 'On') this.#cameUp(cause);
-      else this.power = 'Off';
-    });
-  }
-
-  #restart(cause: BootRecord['cause']): void {
-    this.#powerTarget = 'On';
-    this.power = 'PoweringOff';
-    this.bump('system');
-    const generation = this.#generation;
-    this.schedule(this.timing.restartMs / 2, () => {
-      if (generation !== this.#generation) return;
-      this.power = 'PoweringOn';
-      this.bump('system');
-    });
-    this.schedule(this.timing.restartMs, () => {
-      if (generation !== this.#generation) return;
-      this.#powerTarget = undefined;
-      this.bump('system');
-      this.#cameUp(cause);
-    });
-  }
-
-  /** End of a power-on: the host boots, unless it is stuck and falls back to Off. */
-  #cameUp(cause: BootRecord['cause']): void {
-    if (this.hostStuck) {
-      this.power = 'Off';
-      return;
-    }
-    this.power = 'On';
-    this.#booted(cause);
-  }
-
-  #booted(cause: BootRecord['cause']): void {
-    const overridden = this.boot.enabled !== 'Disabled' && this.boot.target !== 'None';
-    const device = overridden ? this.boot.target : 'Hdd';
-    const cd = this.media.find((m) => m.types.includes('CD'));
-    this.counters.boots += 1;
-    this.counters.bootLog.push({
-      seq: this.counters.boots,
-      at: this.now(),
-      device,
-      ...(device === 'UefiHttp' && this.boot.httpBootUri ? { httpBootUri: this.boot.httpBootUri } : {}),
-      ...(cd?.inserted && cd.image ? { media: cd.image } : {}),
-      cause,
-    });
-    if (this.boot.enabled === 'Once') {
-      this.boot.enabled = 'Disabled';
-      this.boot.target = 'None';
-      this.bump('system');
-    }
-    this.#applyPendingBios();
-  }
-
-  #applyPendingBios(): void {
-    if (Object.keys(this.bios.pending).length === 0) return;
-    // Dell: staged values without a scheduled job are never applied.
-    if (this.profile.quirks.dellJobs && !this.bios.jobId) return;
-    Object.assign(this.bios.current, this.bios.pending);
-    this.counters.biosApplied.push({ ...this.bios.pending });
-    this.bios.pending = {};
-    if (this.bios.jobId) {
-      const job = this.tasks.get(this.bios.jobId);
-      if (job) Object.assign(job, { state: 'Completed', percent: 100 });
-      this.bios.jobId = undefined;
-    }
-    this.bump('bios', 'biosSettings');
-  }
-
   // --- manager -------------------------------------------------------------------------------
 
+  /** Manager.Reset, or the BMC restarting itself after a flash: an outage, sessions forgotten. */
   managerReset(type: string): void {
     this.counters.resets[`Manager.${type}`] = (this.counters.resets[`Manager.${type}`] ?? 0) + 1;
     this.counters.managerResets += 1;
+    this.ledger.managerResets += 1;
+    this.#restartBmc();
+  }
+
+  #restartBmc(then?: () => void): void {
     this.outageUntil = this.now() + this.timing.managerResetOutageMs;
     this.sessions.clear();
     this.schedule(this.timing.managerResetOutageMs, () => {
+      then?.();
+      this.bump('manager');
       if (Object.keys(this.managerAttrs.pending).length === 0) return;
       Object.assign(this.managerAttrs.current, this.managerAttrs.pending);
       this.counters.managerApplied.push({ ...this.managerAttrs.pending });
@@ -365,10 +276,15 @@ export class SimBmc {
 
   // --- tasks ---------------------------------------------------------------------------------
 
-  startUpdate(image: string, target: 'BIOS' | 'BMC'): SimTask {
+  /**
+   * Starts a SimpleUpdate. The outcome: an armed task fault, else the image name (`fail` →
+   * Exception, `stall` → never finishes), else success. A BIOS image becomes active at the host's
+   * next boot; a BMC image when the BMC has restarted itself (an outage) after the task.
+   */
+  startUpdate(image: string, target: 'BIOS' | 'BMC', host: SimHost = this.hosts[0]!): SimTask {
     const armed = this.faults.takeTaskFault();
     const outcome =
-      armed === 'taskStuck'
+      armed === 'taskStuck' || (!armed && image.includes('stall'))
         ? 'stuck'
         : armed === 'taskFail' || image.includes('fail')
           ? 'failure'
@@ -382,11 +298,14 @@ export class SimBmc {
       state: 'New',
       percent: 0,
       target,
+      ...(target === 'BIOS' ? { host } : {}),
       image,
       messages: [],
     };
     this.tasks.set(task.id, task);
     this.counters.updatesStarted += 1;
+    if (target === 'BIOS') host.ledger.biosUpdatesStarted += 1;
+    else this.ledger.bmcUpdatesStarted += 1;
     if (outcome !== 'stuck') this.schedule(task.durationMs, () => this.#finishUpdate(task));
     return task;
   }
@@ -409,13 +328,24 @@ export class SimBmc {
       return;
     }
     Object.assign(task, { state: 'Completed', percent: 100 });
-    task.messages.push({ MessageId: 'Update.1.0.UpdateSuccessful', Message: 'The update completed' });
-    this.firmware[task.target] = task.image.split('/').pop() ?? task.image;
+    const version = task.image.split('/').pop() ?? task.image;
     this.counters.updatesApplied.push({ target: task.target, image: task.image });
-    this.bump('system', 'manager');
+    if (task.target === 'BIOS') {
+      task.messages.push({
+        MessageId: 'Update.1.0.ActivateRequired',
+        Message: 'The BIOS image is staged and becomes active at the next reset',
+      });
+      task.host!.stagedBiosVersion = version;
+      return;
+    }
+    task.messages.push({ MessageId: 'Update.1.0.UpdateSuccessful', Message: 'The BMC restarts to activate' });
+    this.#restartBmc(() => {
+      this.firmware.BMC = version;
+      this.ledger.bmcFlashes += 1;
+    });
   }
 
-  scheduleBiosJob(): SimTask {
+  scheduleBiosJob(host: SimHost = this.hosts[0]!): SimTask {
     const job: SimTask = {
       id: `JID_${this.nextId().padStart(6, '0')}`,
       kind: 'job',
@@ -425,11 +355,12 @@ export class SimBmc {
       state: 'Scheduled',
       percent: 0,
       target: 'BIOS',
+      host,
       image: '',
       messages: [],
     };
     this.tasks.set(job.id, job);
-    this.bios.jobId = job.id;
+    host.bios.jobId = job.id;
     return job;
   }
 }

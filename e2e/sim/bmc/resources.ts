@@ -1,40 +1,60 @@
 // SIMULATOR resource paths and JSON views of a simulated BMC's state. Paths are relative to the
 // BMC's `/redfish/v1`; `@odata.id`s carry the full prefix (`/bmc/<n>/redfish/v1/...`).
+import type { SimHost } from './host.js';
 import type { SimBmc, SimTask } from './model.js';
 import type { SimProfile } from './profiles.js';
 
-export interface SimPaths {
-  systems: string;
+/** Paths of one System behind the BMC. */
+export interface HostPaths {
   system: string;
   systemSettings?: string;
   bios: string;
   biosSettings: string;
+  media: string;
+  /** FirmwareInventory id of this System's BIOS. */
+  biosInventory: string;
+}
+
+export interface SimPaths extends HostPaths {
+  systems: string;
   managers: string;
   manager: string;
   managerSettings: string;
   dellAttributes: string;
   dellAttributesSettings: string;
-  media: string;
   jobs: string;
+  /** One entry per System; `hosts[0]` is also spread at the top level. */
+  hosts: HostPaths[];
 }
 
-export function simPaths(p: SimProfile): SimPaths {
-  const system = `/Systems/${p.systemId}`;
-  const manager = `/Managers/${p.managerId}`;
-  const dellAttributes = `${manager}/Oem/Dell/DellAttributes/${p.managerId}`;
+function hostPaths(p: SimProfile, manager: string, systemId: string, slot: number): HostPaths {
+  const system = `/Systems/${systemId}`;
+  // Media under the Manager belongs to the first System; the others keep theirs under the System.
+  const mediaUnderManager = p.mediaUnder === 'manager' && slot === 0;
   return {
-    systems: '/Systems',
     system,
     systemSettings: p.systemSettings ? `${system}/${p.systemSettings}` : undefined,
     bios: `${system}/Bios`,
     biosSettings: `${system}/Bios/${p.biosSettings}`,
+    media: `${mediaUnderManager ? manager : system}/VirtualMedia`,
+    biosInventory: slot === 0 ? 'BIOS' : `BIOS-${systemId}`,
+  };
+}
+
+export function simPaths(p: SimProfile, systemIds: string[] = [p.systemId]): SimPaths {
+  const manager = `/Managers/${p.managerId}`;
+  const dellAttributes = `${manager}/Oem/Dell/DellAttributes/${p.managerId}`;
+  const hosts = systemIds.map((id, slot) => hostPaths(p, manager, id, slot));
+  return {
+    ...hosts[0]!,
+    systems: '/Systems',
     managers: '/Managers',
     manager,
     managerSettings: `${manager}/Settings`,
     dellAttributes,
     dellAttributesSettings: `${dellAttributes}/Settings`,
-    media: `${p.mediaUnder === 'system' ? system : manager}/VirtualMedia`,
     jobs: `${manager}/Jobs`,
+    hosts,
   };
 }
 
@@ -60,7 +80,8 @@ export function serviceRoot(bmc: SimBmc, base: string): object {
     Systems: ref(base, '/Systems'),
     Managers: ref(base, '/Managers'),
     UpdateService: ref(base, '/UpdateService'),
-    TaskService: ref(base, '/TaskService'),
+    // The schema names the task service link `Tasks`.
+    Tasks: ref(base, '/TaskService'),
     SessionService: ref(base, '/SessionService'),
     Registries: ref(base, '/Registries'),
     Links: { Sessions: ref(base, '/SessionService/Sessions') },
@@ -82,59 +103,63 @@ function bootTargets(p: SimProfile): string[] {
   return ['None', 'Pxe', cd, 'Hdd', 'UefiHttp', 'BiosSetup'];
 }
 
-export function system(bmc: SimBmc, base: string, paths: SimPaths): object {
+export function system(host: SimHost, base: string, paths: SimPaths, hp: HostPaths): object {
+  const bmc = host.bmc;
   const p = bmc.profile;
-  const settingsKey = p.systemSettings ? 'systemSettings' : 'system';
+  const suffix = host.slot === 0 ? '' : `-${host.slot}`;
   const out: Record<string, unknown> = {
-    '@odata.id': base + paths.system,
+    '@odata.id': base + hp.system,
     '@odata.type': '#ComputerSystem.v1_20_0.ComputerSystem',
-    Id: p.systemId,
-    Name: `sim-${bmc.index}`,
+    Id: host.systemId,
+    Name: `sim-${bmc.index}${suffix}`,
     Manufacturer: p.manufacturer,
     Model: 'Simulated Server',
-    SerialNumber: `SIM${String(bmc.index).padStart(6, '0')}`,
-    PowerState: bmc.power,
-    BiosVersion: bmc.firmware.BIOS,
+    SerialNumber: `SIM${String(bmc.index).padStart(6, '0')}${suffix}`,
+    PowerState: host.power,
+    BiosVersion: host.biosVersion,
     Boot: {
-      BootSourceOverrideEnabled: bmc.boot.enabled,
-      BootSourceOverrideTarget: bmc.boot.target,
+      BootSourceOverrideEnabled: host.boot.enabled,
+      BootSourceOverrideTarget: host.boot.target,
       'BootSourceOverrideTarget@Redfish.AllowableValues': bootTargets(p),
-      BootSourceOverrideMode: bmc.boot.mode,
-      HttpBootUri: bmc.boot.httpBootUri,
+      BootSourceOverrideMode: host.boot.mode,
+      HttpBootUri: host.boot.httpBootUri,
     },
-    Bios: ref(base, paths.bios),
+    Bios: ref(base, hp.bios),
     Actions: {
       '#ComputerSystem.Reset': {
-        target: `${base}${paths.system}/Actions/ComputerSystem.Reset`,
+        target: `${base}${hp.system}/Actions/ComputerSystem.Reset`,
         'ResetType@Redfish.AllowableValues': RESET_TYPES,
       },
     },
     Links: { ManagedBy: [ref(base, paths.manager)] },
   };
-  if (p.mediaUnder === 'system') out.VirtualMedia = ref(base, paths.media);
-  if (paths.systemSettings) {
+  if (hp.media.startsWith(hp.system)) out.VirtualMedia = ref(base, hp.media);
+  if (hp.systemSettings) {
     out['@Redfish.Settings'] = {
-      SettingsObject: ref(base, paths.systemSettings),
-      ETag: bmc.etag(settingsKey),
+      SettingsObject: ref(base, hp.systemSettings),
+      // The schema: the ETag of the resource the settings apply to (the System), after applying.
+      ETag: bmc.etag(host.key('system')),
     };
   }
-  if (bmc.etagMode !== 'none') out['@odata.etag'] = bmc.etag('system');
+  if (bmc.etagMode !== 'none') out['@odata.etag'] = bmc.etag(host.key('system'));
   return out;
 }
 
-export function bios(bmc: SimBmc, base: string, paths: SimPaths): object {
+export function bios(host: SimHost, base: string, hp: HostPaths): object {
+  const bmc = host.bmc;
   return {
-    '@odata.id': base + paths.bios,
+    '@odata.id': base + hp.bios,
     '@odata.type': '#Bios.v1_2_0.Bios',
     Id: 'Bios',
     AttributeRegistry: 'BiosAttributeRegistry.v1_0_0',
-    Attributes: { ...bmc.bios.current },
+    Attributes: { ...host.bios.current },
     '@Redfish.Settings': {
-      SettingsObject: ref(base, paths.biosSettings),
+      SettingsObject: ref(base, hp.biosSettings),
       SupportedApplyTimes: ['OnReset', 'AtMaintenanceWindowStart'],
-      ETag: bmc.etag('biosSettings'),
+      // The schema: the ETag of the resource the settings were applied to, after applying them.
+      ETag: bmc.etag(host.key('bios')),
     },
-    ...(bmc.etagMode !== 'none' ? { '@odata.etag': bmc.etag('bios') } : {}),
+    ...(bmc.etagMode !== 'none' ? { '@odata.etag': bmc.etag(host.key('bios')) } : {}),
   };
 }
 
@@ -170,15 +195,15 @@ export function manager(bmc: SimBmc, base: string, paths: SimPaths): object {
         'ResetType@Redfish.AllowableValues': ['GracefulRestart', 'ForceRestart'],
       },
     },
-    Links: { ManagerForServers: [ref(base, paths.system)] },
+    Links: { ManagerForServers: paths.hosts.map((h) => ref(base, h.system)) },
   };
-  if (p.mediaUnder === 'manager') out.VirtualMedia = ref(base, paths.media);
+  if (paths.media.startsWith(paths.manager)) out.VirtualMedia = ref(base, paths.media);
   if (p.quirks.dellAttributes) {
     out.Links = {
       ...(out.Links as object),
       Oem: { Dell: { DellAttributes: [ref(base, paths.dellAttributes)] } },
     };
-  } else {
+  } else if (!p.quirks.noManagerAttributes) {
     out.Attributes = { ...bmc.managerAttrs.current };
     out['@Redfish.Settings'] = {
       SettingsObject: ref(base, paths.managerSettings),
@@ -202,10 +227,11 @@ export function dellAttributes(bmc: SimBmc, base: string, paths: SimPaths): obje
   };
 }
 
-export function mediaDevice(bmc: SimBmc, base: string, paths: SimPaths, id: string): object | undefined {
-  const m = bmc.media.find((d) => d.id === id);
+export function mediaDevice(host: SimHost, base: string, hp: HostPaths, id: string): object | undefined {
+  const bmc = host.bmc;
+  const m = host.media.find((d) => d.id === id);
   if (!m) return undefined;
-  const self = `${base}${paths.media}/${id}`;
+  const self = `${base}${hp.media}/${id}`;
   return {
     '@odata.id': self,
     '@odata.type': '#VirtualMedia.v1_6_0.VirtualMedia',
@@ -217,26 +243,36 @@ export function mediaDevice(bmc: SimBmc, base: string, paths: SimPaths, id: stri
     WriteProtected: m.writeProtected,
     ConnectedVia: m.inserted ? 'URI' : 'NotConnected',
     Actions: {
-      '#VirtualMedia.InsertMedia': { target: `${self}/Actions/VirtualMedia.InsertMedia` },
+      '#VirtualMedia.InsertMedia': {
+        target: `${self}/Actions/VirtualMedia.InsertMedia`,
+        ...(bmc.profile.quirks.insertActionInfo
+          ? { '@Redfish.ActionInfo': `${self}/InsertMediaActionInfo` }
+          : {}),
+      },
       '#VirtualMedia.EjectMedia': { target: `${self}/Actions/VirtualMedia.EjectMedia` },
     },
-    ...(bmc.etagMode !== 'none' ? { '@odata.etag': bmc.etag(`media-${id}`) } : {}),
+    ...(bmc.etagMode !== 'none' ? { '@odata.etag': bmc.etag(host.key(`media-${id}`)) } : {}),
   };
 }
 
-export const INVENTORY = ['BIOS', 'BMC', 'NIC'] as const;
+/** FirmwareInventory ids: one BIOS per System, then the BMC and a NIC. */
+export function inventoryIds(paths: SimPaths): string[] {
+  return [...paths.hosts.map((h) => h.biosInventory), 'BMC', 'NIC'];
+}
 
 export function inventoryItem(bmc: SimBmc, base: string, paths: SimPaths, id: string): object | undefined {
-  if (!(INVENTORY as readonly string[]).includes(id)) return undefined;
-  const key = id as (typeof INVENTORY)[number];
-  const related = key === 'BMC' ? paths.manager : paths.system;
+  const slot = paths.hosts.findIndex((h) => h.biosInventory === id);
+  if (slot < 0 && id !== 'BMC' && id !== 'NIC') return undefined;
+  const host = slot >= 0 ? bmc.hosts[slot] : undefined;
+  const version = host ? host.biosVersion : bmc.firmware[id as 'BMC' | 'NIC'];
+  const related = host ? paths.hosts[slot]!.system : id === 'BMC' ? paths.manager : paths.system;
   return {
     '@odata.id': `${base}/UpdateService/FirmwareInventory/${id}`,
     '@odata.type': '#SoftwareInventory.v1_9_0.SoftwareInventory',
     Id: id,
     Name: `${id} firmware`,
-    Version: bmc.firmware[key],
-    Updateable: key !== 'NIC',
+    Version: version,
+    Updateable: id !== 'NIC',
     RelatedItem: [ref(base, related)],
     Status: { State: 'Enabled', Health: 'OK' },
   };
@@ -262,6 +298,17 @@ export function taskView(bmc: SimBmc, base: string, paths: SimPaths, task: SimTa
     TaskState: task.state,
     TaskStatus: task.state === 'Exception' ? 'Critical' : 'OK',
     PercentComplete: task.percent,
+    // What was asked (Task.Payload), so a client that lost the answer can find its own task.
+    Payload: {
+      HttpOperation: 'POST',
+      TargetUri: `${base}/UpdateService/Actions/UpdateService.SimpleUpdate`,
+      JsonBody: JSON.stringify({
+        ImageURI: task.image,
+        Targets: [
+          `${base}${task.target === 'BMC' ? paths.manager : (paths.hosts[task.host ? bmc.hosts.indexOf(task.host) : 0]?.system ?? '')}`,
+        ],
+      }),
+    },
     // Lenovo returns the Task itself and no monitor; clients must follow its @odata.id.
     ...(bmc.profile.quirks.taskInBody ? {} : { TaskMonitor: `${base}/TaskService/TaskMonitors/${task.id}` }),
     Messages: task.messages,
@@ -291,6 +338,28 @@ export const BIOS_REGISTRY_ENTRIES = [
   { AttributeName: 'AdminPhone', Type: 'String', ResetRequired: false, MaxLength: 32 },
   { AttributeName: 'SerialNumber', Type: 'String', ReadOnly: true },
 ];
+
+/** ActionInfo of InsertMedia (AMI): which parameters are required, and their allowed values. */
+export function insertActionInfo(base: string, rel: string): object {
+  return {
+    '@odata.id': base + rel,
+    '@odata.type': '#ActionInfo.v1_3_0.ActionInfo',
+    Id: 'InsertMediaActionInfo',
+    Parameters: [
+      { Name: 'Image', Required: true, DataType: 'String' },
+      {
+        Name: 'TransferProtocolType',
+        Required: true,
+        DataType: 'String',
+        AllowableValues: ['HTTP', 'HTTPS', 'NFS'],
+      },
+      { Name: 'Inserted', Required: false, DataType: 'Boolean' },
+      { Name: 'WriteProtected', Required: false, DataType: 'Boolean' },
+      { Name: 'UserName', Required: false, DataType: 'String' },
+      { Name: 'Password', Required: false, DataType: 'String' },
+    ],
+  };
+}
 
 export function redfishError(messageId: string, message: string): object {
   return {

@@ -8,16 +8,20 @@
 //   GET    /sim/bmc/<n>                 state, counters and armed faults of BMC n
 //   POST   /sim/bmc/<n>/faults          arm a fault (FaultSpec JSON) -> {"id": …}
 //   DELETE /sim/bmc/<n>/faults          disarm all faults
-//   POST   /sim/bmc/<n>/reboot          a reboot the BMC starts by itself
-//   POST   /sim/bmc/<n>/power           {"state":"On"|"Off"}: set power at once (test setup)
-//   POST   /sim/bmc/<n>/host            {"stuck":true|false}: the host never comes back on (power-ons end Off)
+//   POST   /sim/bmc/<n>/reboot          {"system"?: id}: a reboot the BMC starts by itself
+//   POST   /sim/bmc/<n>/power           {"state":"On"|"Off","system"?: id}: set power at once (test setup)
+//   POST   /sim/bmc/<n>/host            {"stuck":true|false,"system"?: id}: the host never comes back on
+//   GET    /sim/ledger                  the exactly-once ledger of every server (see ledger.ts)
+//
+// A BMC may manage several Systems (`systems` option); `system` defaults to the first.
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { authorized, sessionRoutes, type SimCredentials } from './auth.js';
 import type { FaultSpec } from './faults.js';
-import { DEFAULT_TIMING, SimBmc, type SimTiming } from './model.js';
+import { DEFAULT_TIMING, SimBmc, type SimHost, type SimTiming } from './model.js';
 import { SIM_PROFILES, type EtagMode, type SimProfileName } from './profiles.js';
+import { ledgerOf, type ServerLedger, type SimServer } from './ledger.js';
 import { fail, route, routesFor, type SimReply, type SimRequest } from './routes.js';
 import { generateTls, type SimTls } from './tls.js';
 
@@ -28,6 +32,8 @@ export interface BmcSimulatorOptions {
   port?: number;
   /** Vendor profile of each BMC: one for all, or per index. Default generic. */
   profile?: SimProfileName | ((index: number) => SimProfileName);
+  /** Systems behind each BMC: one number for all, or per BMC index. Default 1. */
+  systems?: number | ((index: number) => number);
   /** Overrides the profile's ETag behaviour. */
   etag?: EtagMode | ((index: number) => EtagMode | undefined);
   credentials?: SimCredentials;
@@ -49,8 +55,15 @@ export interface BmcSimulator {
   /** Endpoint of BMC `i` for the client: `<url>/bmc/<i>`. */
   endpoint(i: number): string;
   bmc(i: number): SimBmc;
+  /** Every server: its BMC index, System id and endpoint (`connectBmc({ systemId })`). */
+  servers(): SimServer[];
+  /** Per-server counters of flashes and settings writes, for exactly-once checks. */
+  ledger(): ServerLedger[];
   close(): Promise<void>;
 }
+
+export type { ServerLedger, SimServer } from './ledger.js';
+export { spread } from './ledger.js';
 
 export const DEFAULT_SIM_CREDENTIALS: SimCredentials = { username: 'admin', password: 'sim-Secret-4711' };
 
@@ -95,7 +108,8 @@ class Simulator {
       const name = typeof opts.profile === 'function' ? opts.profile(i) : (opts.profile ?? 'generic');
       const profile = SIM_PROFILES[name];
       const etag = (typeof opts.etag === 'function' ? opts.etag(i) : opts.etag) ?? profile.etag;
-      return new SimBmc(i, profile, etag, timing, now);
+      const systems = typeof opts.systems === 'function' ? opts.systems(i) : (opts.systems ?? 1);
+      return new SimBmc(i, profile, etag, timing, now, systems);
     });
   }
 
@@ -168,9 +182,14 @@ class Simulator {
         return fail(400, 'Base.1.12.MalformedJSON', 'The request body is not valid JSON');
       }
     }
-    const { routes, paths } = routesFor(bmc.profile);
+    const { routes, paths } = routesFor(
+      bmc.profile,
+      bmc.hosts.map((h) => h.systemId),
+    );
     const sreq: SimRequest = {
       bmc,
+      host: bmc.hosts[0]!,
+      hp: paths.hosts[0]!,
       base: `/bmc/${bmc.index}/redfish/v1`,
       method: req.method ?? 'GET',
       rel,
@@ -197,9 +216,14 @@ class Simulator {
     if (url.pathname === '/sim') {
       return {
         status: 200,
-        body: { count: this.bmcs.length, profiles: this.bmcs.map((b) => b.profile.name) },
+        body: {
+          count: this.bmcs.length,
+          servers: this.bmcs.reduce((n, b) => n + b.hosts.length, 0),
+          profiles: this.bmcs.map((b) => b.profile.name),
+        },
       };
     }
+    if (url.pathname === '/sim/ledger') return { status: 200, body: { servers: ledgerOf(this.bmcs) } };
     const m = /^\/sim\/bmc\/(\d+)(\/[a-z]+)?$/.exec(url.pathname);
     const bmc = m ? this.bmcs[Number(m[1])] : undefined;
     if (!bmc) return { status: 404, body: { error: 'no such simulated BMC' } };
@@ -207,27 +231,35 @@ class Simulator {
     const action = `${req.method} ${m![2] ?? ''}`;
     const text = req.method === 'POST' ? await readBody(req) : '';
     const input = text ? (JSON.parse(text) as Record<string, unknown>) : {};
-    switch (action) {
-      case 'GET ':
-        return { status: 200, body: snapshot(bmc) };
-      case 'POST /faults':
-        return { status: 201, body: { id: bmc.faults.add(input as unknown as FaultSpec) } };
-      case 'DELETE /faults':
-        bmc.faults.clear();
-        return { status: 204 };
-      case 'POST /reboot':
-        bmc.bmcInitiatedReboot();
-        return { status: 202 };
-      case 'POST /host':
-        bmc.hostStuck = input.stuck === true;
-        return { status: 204 };
-      case 'POST /power':
-        bmc.power = input.state === 'Off' ? 'Off' : 'On';
-        bmc.bump('system');
-        return { status: 204 };
-      default:
-        return { status: 404, body: { error: `unknown control ${action}` } };
-    }
+    const host = typeof input.system === 'string' ? bmc.host(input.system) : bmc.hosts[0];
+    if (!host)
+      return { status: 404, body: { error: `no System ${String(input.system)} behind BMC ${bmc.index}` } };
+    return bmcControl(bmc, host, action, input);
+  }
+}
+
+/** One control action on a BMC (and the System `host` behind it). */
+function bmcControl(bmc: SimBmc, host: SimHost, action: string, input: Record<string, unknown>): SimReply {
+  switch (action) {
+    case 'GET ':
+      return { status: 200, body: snapshot(bmc) };
+    case 'POST /faults':
+      return { status: 201, body: { id: bmc.faults.add(input as unknown as FaultSpec) } };
+    case 'DELETE /faults':
+      bmc.faults.clear();
+      return { status: 204 };
+    case 'POST /reboot':
+      host.bmcInitiatedReboot();
+      return { status: 202 };
+    case 'POST /host':
+      host.stuck = input.stuck === true;
+      return { status: 204 };
+    case 'POST /power':
+      host.power = input.state === 'Off' ? 'Off' : 'On';
+      bmc.bump(host.key('system'));
+      return { status: 204 };
+    default:
+      return { status: 404, body: { error: `unknown control ${action}` } };
   }
 }
 
@@ -243,7 +275,16 @@ export function snapshot(bmc: SimBmc): object {
     bios: bmc.bios,
     managerAttributes: bmc.managerAttrs,
     media: bmc.media,
-    firmware: bmc.firmware,
+    firmware: { ...bmc.firmware, BIOS: bmc.hosts[0]!.biosVersion },
+    systems: bmc.hosts.map((h) => ({
+      id: h.systemId,
+      power: h.power,
+      biosVersion: h.biosVersion,
+      stagedBiosVersion: h.stagedBiosVersion ?? null,
+      bios: h.bios,
+      ledger: h.ledger,
+    })),
+    ledger: bmc.ledger,
     counters: bmc.counters,
     faults: bmc.faults.list(),
   };
@@ -282,6 +323,14 @@ export async function startBmcSimulator(opts: BmcSimulatorOptions = {}): Promise
     count: sim.bmcs.length,
     credentials: sim.creds,
     endpoint: (i) => `${url}/bmc/${i}`,
+    servers: () =>
+      sim.bmcs.flatMap((b) =>
+        b.hosts.map((h) => ({ bmc: b.index, system: h.systemId, endpoint: `${url}/bmc/${b.index}` })),
+      ),
+    ledger: () => {
+      for (const b of sim.bmcs) b.advance();
+      return ledgerOf(sim.bmcs);
+    },
     bmc: (i) => {
       const b = sim.bmcs[i];
       if (!b) throw new Error(`no simulated BMC ${i}`);

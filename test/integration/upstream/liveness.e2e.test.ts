@@ -5,8 +5,8 @@
 // maintenance of it is Approved (InMaintenance servers are parked: not Available). Where our webhook
 // refused a server upstream still found claimable, the bind would be denied and controller-runtime
 // would back the claim off (5 ms doubling, up to 1000 s) while a free server waits: with our taint in
-// place, upstream never meets the webhook. The case where it still does (a claim tolerating our taint)
-// is liveness-tolerating.pending.e2e.ts.
+// place, upstream never meets the webhook. A claim tolerating our taint, which would, is refused at
+// admission: liveness-tolerating.e2e.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
 import { freshNamespace, waitFor } from '../../../e2e/harness/env.js';

@@ -6,7 +6,24 @@ import { createHash } from 'node:crypto';
 import type { BMC } from '../../api/metal/v1alpha1/bmc.js';
 import type { BMCSecret } from '../../api/metal/v1alpha1/bmcsecret.js';
 import type { Server } from '../../api/metal/v1alpha1/server.js';
-import { REDFISH_PATH_PREFIX_ANNOTATION, type AccessResult } from './model.js';
+
+/**
+ * On a BMC (or on a Server with inline `spec.bmc`): path in front of `/redfish/v1`, for BMCs
+ * reached through a gateway that serves many of them under prefixes (and our simulator).
+ */
+export const REDFISH_PATH_PREFIX_ANNOTATION = 'maintenance.metal.ironcore.dev/redfish-path-prefix';
+
+export interface BmcAccess {
+  /** `https://10.0.0.7:443` plus an optional path prefix. */
+  endpoint: string;
+  credentials: { username: string; password: string };
+  /** Id of the System to manage (from Server spec.systemURI), if the Server names one. */
+  systemId?: string;
+  /** Changes when endpoint or credentials change; never contains a credential. */
+  key: string;
+}
+
+export type AccessResult = { ok: true; access: BmcAccess } | { ok: false; reason: string; message: string };
 
 export interface AccessLookups {
   bmc(name: string): BMC | undefined;

@@ -1,8 +1,7 @@
 import type { BMC } from '../../api/metal/v1alpha1/bmc.js';
 import type { BMCSecret } from '../../api/metal/v1alpha1/bmcsecret.js';
 import type { Server } from '../../api/metal/v1alpha1/server.js';
-import { resolveAccess, type AccessLookups } from './access.js';
-import { REDFISH_PATH_PREFIX_ANNOTATION } from './model.js';
+import { REDFISH_PATH_PREFIX_ANNOTATION, resolveAccess, type AccessLookups } from './bmc-access.js';
 
 const PASSWORD = 'Sup3r-Secret!';
 const b64 = (s: string) => Buffer.from(s).toString('base64');
