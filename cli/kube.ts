@@ -73,7 +73,7 @@ export function kubeconfigFiles(flags: ConnectionFlags, where: Where): string[] 
 
 export async function connect(
   flags: ConnectionFlags,
-  where: Where = { env: process.env, home: homedir() },
+  where: Where = { env: process.env, home: process.env.HOME || homedir() },
 ): Promise<KubeClient> {
   const kc = new KubeConfig();
   const files = kubeconfigFiles(flags, where);

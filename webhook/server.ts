@@ -35,7 +35,7 @@ import {
   lineSampler,
   type LineSampler,
   type LogSampling,
-} from './log-sampling.js';
+} from '../lib/log-sampling.js';
 import { perTurn } from './per-turn.js';
 import { decide, RULES, type ReviewDeps, type ReviewOutcome, type ReviewType } from './review.js';
 import type { PolicyConfigMapRef } from './rules/common.js';

@@ -9,7 +9,8 @@ import type { Manager } from '../../lib/kube/manager.js';
 import type { Informer } from '../../lib/kube/informer.js';
 import type { ResourceClient } from '../../lib/kube/client.js';
 import { errorMessage } from '../../lib/errors.js';
-import { MaintenanceConditions } from '../../contract/names.js';
+import { MaintenanceConditions, qualified } from '../../contract/names.js';
+import { DecisionLog } from '../../lib/log-sampling.js';
 import { findCondition } from '../../contract/conditions.js';
 import { Codes } from '../../contract/codes.js';
 import { uidOf } from '../../contract/lifecycle.js';
@@ -38,6 +39,8 @@ import type { Attempt, ParkMode } from './decide/model.js';
 /** When a maintenance held back for the first time looks again (no write, no admission review). */
 const HELD_BACK_RECHECK_MS = 2_000;
 
+const nameOf = (m: ServerMaintenance) => qualified(m.metadata.namespace, m.metadata.name);
+
 export interface AdmitterDeps {
   mgr: Manager;
   options: { parkMode: ParkMode; maxBackoffMs: number };
@@ -54,9 +57,12 @@ export interface AdmitterDeps {
 
 export class Admitter {
   readonly #d: AdmitterDeps;
+  /** The decisions an operator looks for at info, sampled like the webhook's denials. */
+  readonly #decisions: DecisionLog;
 
   constructor(deps: AdmitterDeps) {
     this.#d = deps;
+    this.#decisions = new DecisionLog(deps.mgr.logger);
   }
 
   /** Wakes up to `n` budget waiters in `scope`, in queue order: a release freed that many slots. */
@@ -116,6 +122,11 @@ export class Admitter {
         'Start',
         `InMaintenance on server ${serverName} (approval: ${m.status?.approval?.source ?? 'NotRequired'})` +
           (this.#d.options.parkMode === 'annotation' ? '; asking metal-operator to park it' : ''),
+      );
+      this.#decisions.info(
+        'Admitted',
+        { server: serverName, maintenance: nameOf(m), approval: m.status?.approval?.source ?? 'NotRequired' },
+        'maintenance admitted: InMaintenance',
       );
       // Look again at once: the taint value, park request and projection follow the new holder.
       return { ms: 0, reason: 'admitted' };
@@ -212,7 +223,14 @@ export class Admitter {
         'could not record the denial',
       );
     }
-    // An Event per transition, not per retry.
-    if (!repeated) this.#d.mgr.events.warning(withTypeMeta(m, this.#d.smClient), reason, 'Start', message);
+    // An Event and an info line per transition, not per retry.
+    if (repeated) return;
+    this.#d.mgr.events.warning(withTypeMeta(m, this.#d.smClient), reason, 'Start', message);
+    const waiting = BUDGET_DENIALS.has(reason) ? 'waiting for budget' : 'waiting to start';
+    this.#decisions.info(
+      reason,
+      { maintenance: nameOf(m), reason, message },
+      `maintenance ${waiting}: ${reason}`,
+    );
   }
 }

@@ -24,6 +24,8 @@ import { budgetInformers, budgetStore, GRANT_INDEX } from '../shared/budget-info
 import { BOOT_MAINTENANCE_UID_LABEL } from '../../contract/boot.js';
 import { withTypeMeta } from '../shared/writes.js';
 import { isDeleting, stateOf, uidOf } from '../../contract/lifecycle.js';
+import { qualified } from '../../contract/names.js';
+import { DecisionLog } from '../../lib/log-sampling.js';
 import { changedGrantServers, slotsFreedByDomain } from './waiters.js';
 import { MaintenanceMetrics, type StateSnapshot } from './metrics.js';
 import { enteredStateAt } from './decide/classify.js';
@@ -65,6 +67,8 @@ const budgetKeyOf = (b: AnyBudget) => refKey(refOf(b));
 
 export class MaintenanceReconciler {
   readonly #mgr: Manager;
+  /** The decisions an operator looks for at info, sampled like the webhook's denials. */
+  readonly #decisions: DecisionLog;
   readonly #policies: PolicyStore;
   readonly #o: MaintenanceControllerOptions;
   readonly #maintenances: Informer<ServerMaintenance>;
@@ -82,6 +86,7 @@ export class MaintenanceReconciler {
 
   constructor(mgr: Manager, policies: PolicyStore, options: MaintenanceControllerOptions) {
     this.#mgr = mgr;
+    this.#decisions = new DecisionLog(mgr.logger);
     this.#policies = policies;
     this.#o = options;
     // No reader of these caches needs managedFields (a third of a Server's bytes or more).
@@ -337,6 +342,15 @@ export class MaintenanceReconciler {
           .find((w) => w.m === t.m)
           ?.status.conditions.find((c) => c.type === 'Failed')?.reason;
         this.#metrics.failed.inc({ reason: reason ?? 'Unknown' });
+        this.#decisions.warn(
+          'Failed',
+          {
+            maintenance: qualified(t.m.metadata.namespace, t.m.metadata.name),
+            from: t.from,
+            reason: reason ?? 'Unknown',
+          },
+          `maintenance failed: ${reason ?? 'Unknown'}`,
+        );
       }
     }
     for (const e of plan.events) {
