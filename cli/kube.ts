@@ -17,7 +17,10 @@ import type { ServerMaintenance } from '../api/maintenance/v1alpha1/servermainte
 import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
 import type { LegacyServerMaintenance } from '../api/legacy/v1alpha1/servermaintenance.js';
+import type { FirmwareItem, FirmwareKindName, FirmwareSetItem } from './firmware-status.js';
 import {
+  FirmwareResources,
+  FirmwareSetResources,
   LegacyServerMaintenanceResource,
   ServerClaimDisruptionBudgetResource,
   ServerClaimResource,
@@ -110,6 +113,8 @@ export interface Api {
   legacy: ResourceClient<LegacyServerMaintenance>;
   serverBudgets: ResourceClient<ServerDisruptionBudget>;
   claimBudgets: ResourceClient<ServerClaimDisruptionBudget>;
+  firmware: { kind: FirmwareKindName; res: ResourceClient<FirmwareItem> }[];
+  firmwareSets: { kind: `${FirmwareKindName}Set`; res: ResourceClient<FirmwareSetItem> }[];
 }
 
 export function api(client: KubeClient): Api {
@@ -121,6 +126,14 @@ export function api(client: KubeClient): Api {
     legacy: client.resource(LegacyServerMaintenanceResource),
     serverBudgets: client.resource(ServerDisruptionBudgetResource),
     claimBudgets: client.resource(ServerClaimDisruptionBudgetResource),
+    firmware: Object.entries(FirmwareResources).map(([kind, rt]) => ({
+      kind: kind as FirmwareKindName,
+      res: client.resource<FirmwareItem>(rt),
+    })),
+    firmwareSets: Object.entries(FirmwareSetResources).map(([kind, rt]) => ({
+      kind: kind as `${FirmwareKindName}Set`,
+      res: client.resource<FirmwareSetItem>(rt),
+    })),
   };
 }
 

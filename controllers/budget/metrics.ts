@@ -9,7 +9,7 @@ export class BudgetMetrics {
   readonly unavailable: Gauge<Labels>;
   readonly allowed: Gauge<Labels>;
   readonly granted: Gauge<Labels>;
-  readonly expired: Counter<'reason'>;
+  readonly expired: Counter<'kind' | 'namespace' | 'budget' | 'reason'>;
   readonly ttlRemaining: Gauge<Labels>;
   /** When each budget's next waiting grant reaches its TTL (epoch ms): the gauge counts down to it. */
   readonly #ttlAt = new Map<string, { labels: Record<Labels, string>; at: number }>();
@@ -56,8 +56,10 @@ export class BudgetMetrics {
     });
     this.expired = new Counter({
       name: 'metal_budget_grants_expired_total',
-      help: 'Ledger entries dropped by the budget controller, by reason (ttl: never reached InMaintenance; ended).',
-      labelNames: ['reason'],
+      help:
+        'Ledger entries dropped by the budget controller, by budget and reason (ttl: never reached ' +
+        'InMaintenance, and nobody released it; ended: its maintenance ended without releasing it).',
+      labelNames: ['kind', 'namespace', 'budget', 'reason'],
       registers,
     });
   }

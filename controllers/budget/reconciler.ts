@@ -320,7 +320,7 @@ export class BudgetReconciler {
     });
     if (!written) return undefined;
     for (const { entry, reason } of drop) {
-      this.#metrics.expired.inc({ reason });
+      this.#metrics.expired.inc({ kind: ref.kind, namespace: ref.namespace ?? '', budget: ref.name, reason });
       const why =
         reason === 'ttl'
           ? `its maintenance did not reach InMaintenance within the grant TTL`
