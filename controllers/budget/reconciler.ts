@@ -268,7 +268,7 @@ export class BudgetReconciler {
       target.name,
       status,
       budget.status?.grants?.length ?? 0,
-      ttlAt === undefined ? undefined : (ttlAt - now.getTime()) / 1000,
+      ttlAt,
     );
     return wakeAt !== undefined
       ? { requeueAfterMs: Math.max(0, wakeAt - now.getTime()) + 100, reason: 'expiry' }
