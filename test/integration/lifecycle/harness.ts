@@ -40,10 +40,7 @@ import {
 } from '../../../lib/kube/kinds.js';
 
 export type ControllerName =
-  | 'maintenance-controller'
-  | 'approval-controller'
-  | 'budget-controller'
-  | 'drain-controller';
+  'maintenance-controller' | 'approval-controller' | 'budget-controller' | 'drain-controller';
 export const CONTROLLERS: readonly ControllerName[] = [
   'maintenance-controller',
   'approval-controller',
@@ -178,9 +175,7 @@ export async function startLifecycle(options: LifecycleOptions = {}): Promise<Li
   await writePolicy(admin, policyData(options.policy ?? {}));
   const all = [...CONTROLLERS, ...(options.extra ?? [])];
   const kubeconfigs = Object.fromEntries(
-    await Promise.all(
-      all.map(async (c) => [c, (await kubeconfigForBinary(admin, c)).kubeconfig] as const),
-    ),
+    await Promise.all(all.map(async (c) => [c, (await kubeconfigForBinary(admin, c)).kubeconfig] as const)),
   ) as Record<ControllerName, string>;
   const spawn = (name: ControllerName) =>
     spawnBinary(name, ENTRY[name], [
