@@ -53,7 +53,11 @@ export function budgetsOf(pod: Pod, pdbs: readonly Pdb[]): string[] {
     .map((b) => `${b.metadata.namespace}/${b.metadata.name}`);
 }
 
-/** Exponential backoff between refused evictions of one pod: 1 s, 2 s, 4 s ... at most 20 s (CAPI's requeue). */
+/**
+ * Exponential backoff between refused evictions of one pod: 1 s, 2 s, 4 s, then every 5 s, the pace
+ * `kubectl drain` retries a 429 at. A longer cap (CAPI requeues every 20 s) leaves a budget that has
+ * room again unused for up to that long, which makes a drain slower than the tool it replaces.
+ */
 export function retryDelayMs(refusals: number): number {
-  return Math.min(1000 * 2 ** Math.max(0, refusals - 1), 20_000);
+  return Math.min(1000 * 2 ** Math.max(0, refusals - 1), 5000);
 }
