@@ -14,6 +14,10 @@ import { BIOSVersionKind } from '../../api/system/v1alpha1/biosversion.js';
 import { BIOSSettingsKind } from '../../api/system/v1alpha1/biossettings.js';
 import { BMCVersionKind } from '../../api/baseboard/v1alpha1/bmcversion.js';
 import { BMCSettingsKind } from '../../api/baseboard/v1alpha1/bmcsettings.js';
+import { BIOSVersionSetKind } from '../../api/system/v1alpha1/biosversionset.js';
+import { BIOSSettingsSetKind } from '../../api/system/v1alpha1/biossettingsset.js';
+import { BMCVersionSetKind } from '../../api/baseboard/v1alpha1/bmcversionset.js';
+import { BMCSettingsSetKind } from '../../api/baseboard/v1alpha1/bmcsettingsset.js';
 import { resourceOf } from './resources.js';
 
 export const ServerResource = resourceOf(ServerKind);
@@ -30,3 +34,21 @@ export const BIOSVersionResource = resourceOf(BIOSVersionKind);
 export const BIOSSettingsResource = resourceOf(BIOSSettingsKind);
 export const BMCVersionResource = resourceOf(BMCVersionKind);
 export const BMCSettingsResource = resourceOf(BMCSettingsKind);
+export const BIOSVersionSetResource = resourceOf(BIOSVersionSetKind);
+export const BIOSSettingsSetResource = resourceOf(BIOSSettingsSetKind);
+export const BMCVersionSetResource = resourceOf(BMCVersionSetKind);
+export const BMCSettingsSetResource = resourceOf(BMCSettingsSetKind);
+
+/** The firmware kinds and their Sets, by kind name (the firmware controller and the CLI list them). */
+export const FirmwareResources = {
+  BIOSVersion: BIOSVersionResource,
+  BIOSSettings: BIOSSettingsResource,
+  BMCVersion: BMCVersionResource,
+  BMCSettings: BMCSettingsResource,
+} as const;
+export const FirmwareSetResources = {
+  BIOSVersionSet: BIOSVersionSetResource,
+  BIOSSettingsSet: BIOSSettingsSetResource,
+  BMCVersionSet: BMCVersionSetResource,
+  BMCSettingsSet: BMCSettingsSetResource,
+} as const;
