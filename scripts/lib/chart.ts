@@ -22,7 +22,8 @@ const GENERATED = '# Generated from manifests/ by `npm run gen:chart`. Do not ed
 const IMAGE_PLACEHOLDER = 'chart-image-placeholder';
 const IMAGE_TEMPLATE = '"{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"';
 
-interface Obj {
+/** A Kubernetes object as the renders hold it. */
+export interface Obj {
   apiVersion: string;
   kind: string;
   metadata: {
@@ -32,6 +33,7 @@ interface Obj {
     annotations?: Record<string, string>;
   };
   spec?: Record<string, unknown>;
+  [field: string]: unknown;
 }
 
 interface PodSpecHolder {

@@ -9,20 +9,8 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { REPO_ROOT } from '../../../e2e/harness/control-plane.js';
+import type { Obj } from '../../../scripts/lib/chart.js';
 import { CHART, MANIFESTS, helmPath, kubectlPath, ok, pythonPath, tool } from './tools.js';
-
-interface Obj {
-  apiVersion: string;
-  kind: string;
-  metadata: {
-    name: string;
-    namespace?: string;
-    labels?: Record<string, string>;
-    annotations?: Record<string, string>;
-  };
-  spec?: Record<string, unknown>;
-  [k: string]: unknown;
-}
 
 const docs = (text: string): Obj[] =>
   parseAllDocuments(text)

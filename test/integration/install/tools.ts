@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'yaml';
 import { REPO_ROOT } from '../../../e2e/harness/control-plane.js';
-import { k8sToolPath } from '../../../e2e/harness/k8s-tools.js';
+import { k8sToolPath, preparedDir } from '../../../e2e/harness/k8s-tools.js';
 
 const run = promisify(execFile);
 
@@ -16,21 +16,8 @@ export const CERT_MANAGER_VERSION = process.env.CERT_MANAGER_VERSION ?? 'v1.21.2
 export const MANIFESTS = join(REPO_ROOT, 'manifests');
 export const CHART = join(REPO_ROOT, 'charts', 'metal-maintenance');
 
-function prepared(script: string): string {
-  try {
-    return execFileSync('bash', [join(REPO_ROOT, 'scripts', 'lib', script)], {
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 30 * 60_000,
-    }).trim();
-  } catch (e) {
-    const err = e as { stderr?: string; message: string };
-    throw new Error(`scripts/lib/${script} failed: ${err.stderr || err.message}`, { cause: e });
-  }
-}
-
-export const helmPath = (): string => join(prepared('helm.sh'), 'helm');
-export const pythonPath = (): string => join(prepared('pyyaml.sh'), 'bin', 'python');
+export const helmPath = (): string => join(preparedDir('helm.sh'), 'helm');
+export const pythonPath = (): string => join(preparedDir('pyyaml.sh'), 'bin', 'python');
 export const kubectlPath = (): string => k8sToolPath('kubectl');
 
 export interface Result {
