@@ -18,6 +18,8 @@ import { BMCSettingsKind } from './baseboard/v1alpha1/bmcsettings.js';
 import { BMCVersionKind } from './baseboard/v1alpha1/bmcversion.js';
 import { BMCSettingsSetKind } from './baseboard/v1alpha1/bmcsettingsset.js';
 import { BMCVersionSetKind } from './baseboard/v1alpha1/bmcversionset.js';
+import { MaintenancePipelineKind } from './maintenance/v1alpha1/maintenancepipeline.js';
+import { MaintenancePipelineRunKind } from './maintenance/v1alpha1/maintenancepipelinerun.js';
 import { LegacyServerMaintenanceKind } from './legacy/v1alpha1/servermaintenance.js';
 
 export const ALL_KINDS: readonly KindDefinition[] = [
@@ -38,6 +40,8 @@ export const ALL_KINDS: readonly KindDefinition[] = [
   BMCVersionKind,
   BMCSettingsSetKind,
   BMCVersionSetKind,
+  MaintenancePipelineKind,
+  MaintenancePipelineRunKind,
   LegacyServerMaintenanceKind,
 ];
 

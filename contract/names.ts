@@ -47,9 +47,37 @@ export const MaintenanceConditions = {
   Announced: 'Announced',
   /** approval-controller: approved, and by which path. */
   Approved: 'Approved',
+  /** drain-controller: the claim's Node in its workload cluster is drained (False: why not, what blocks). */
+  Drained: 'Drained',
 } as const;
+
+/**
+ * On a workload Node the drain controller cordoned: the claim (`namespace/name`) it cordoned it for.
+ * Only a Node carrying it is uncordoned by us; a cordon somebody else set stays.
+ */
+export const CORDONED_FOR_ANNOTATION = 'maintenance.metal.ironcore.dev/cordoned-for';
+
+/** The providerID cloud-provider-metal (and the MCM provider) give the Node of a claim. */
+export const claimProviderID = (namespace: string, name: string) => `metal://${namespace}/${name}`;
 
 export const BudgetConditions = {
   /** budget-controller: whether the budget can grant a disruption now (like a PDB's). */
   DisruptionAllowed: 'DisruptionAllowed',
+} as const;
+
+/** Taint a MaintenancePipelineRun holds on each of its servers for the run's whole duration. */
+export const PIPELINE_TAINT_KEY = 'maintenance.metal.ironcore.dev/pipeline-run';
+/** Labels on runs and their children: which pipeline, which BMC, which run. */
+export const PIPELINE_LABEL = 'maintenance.metal.ironcore.dev/pipeline';
+export const PIPELINE_BMC_LABEL = 'maintenance.metal.ironcore.dev/bmc';
+export const PIPELINE_RUN_LABEL = 'maintenance.metal.ironcore.dev/pipeline-run';
+/** Finalizer through which a run stops at a safe point and gives its servers back on delete. */
+export const PIPELINE_RUN_FINALIZER = 'maintenance.metal.ironcore.dev/pipeline-run';
+
+/** Condition types on MaintenancePipelineRun (pipeline-controller, the only writer). */
+export const PipelineRunConditions = {
+  /** True while a cell is in flight or can still start; the reason says what it waits for. */
+  Progressing: 'Progressing',
+  /** True from a child's drift report until the run repaired it (Reconcile). */
+  DriftDetected: 'DriftDetected',
 } as const;

@@ -33,3 +33,19 @@ export function hasNoBindTaint(taints: readonly Taint[] | undefined): boolean {
 export function describeTaint(t: Taint): string {
   return `${t.key}${t.value ? `=${t.value}` : ''}:${t.effect ?? 'NoBind'}`;
 }
+
+/**
+ * Indices of the tolerations that name `reservedKey` (any operator, value or effect). The maintenance
+ * taint is the contract's signal to metal-operator's binder that a server is held: a claim tolerating
+ * it would see held servers as claimable, and be refused by the placement rule on each try.
+ */
+export function reservedTolerations(
+  tolerations: readonly Toleration[] | undefined,
+  reservedKey: string,
+): number[] {
+  const out: number[] = [];
+  (tolerations ?? []).forEach((t, i) => {
+    if (t.key === reservedKey) out.push(i);
+  });
+  return out;
+}

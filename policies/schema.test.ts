@@ -52,6 +52,20 @@ describe('policy schema', () => {
     ]);
   });
 
+  it('names the requesters field that is wrong: an empty group, a string for a list, a typo', () => {
+    const result = validatePolicy(
+      mergeOntoDefaults({ requesters: { operators: { users: 'admin', groups: [''], group: [] } } }),
+    );
+    expect(result.ok).toBe(false);
+    if (result.ok) return;
+    const fields = result.errors.map((e) => e.field);
+    expect(fields.sort()).toEqual([
+      'requesters.operators.group',
+      'requesters.operators.groups[0]',
+      'requesters.operators.users',
+    ]);
+  });
+
   it('lists the valid values of an enum and the known fields on a typo', () => {
     const result = validatePolicy(mergeOntoDefaults({ legacyLabels: { mode: 'ignore' }, grant: {} }));
     expect(result.ok).toBe(false);

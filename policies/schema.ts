@@ -119,6 +119,53 @@ export type LegacyLabelMode = (typeof LegacyLabelModes)[number];
 const Usernames = (description: string) =>
   Type.Array(Type.String({ minLength: 1 }), { minItems: 1, uniqueItems: true, description });
 
+export const DrainTimeoutActions = ['Fail', 'Proceed'] as const;
+export type DrainTimeoutAction = (typeof DrainTimeoutActions)[number];
+
+export const WorkloadCluster = Closed(
+  {
+    namespace: Type.String({
+      minLength: 1,
+      maxLength: 63,
+      description: 'Claims in this namespace are consumed by Nodes of this cluster.',
+    }),
+    secretName: Type.String({
+      minLength: 1,
+      maxLength: 253,
+      description: 'Secret in that namespace holding a kubeconfig of the workload cluster.',
+    }),
+    secretKey: Type.String({ minLength: 1, maxLength: 253, description: 'Data key of the kubeconfig.' }),
+  },
+  'Where the drain controller finds the credentials of one workload cluster (never logged).',
+);
+export type WorkloadCluster = Static<typeof WorkloadCluster>;
+
+export const DrainPolicy = Closed(
+  {
+    leadTime: Duration("Cordon and drain this long before an announced maintenance's notBefore."),
+    timeout: Duration('drainTimeout: how long a drain may take from its start before onTimeout applies.'),
+    onTimeout: Enum(
+      DrainTimeoutActions,
+      'At drainTimeout with pods left: Fail (condition Drained=False, no approval; the deadline still applies) or Proceed (approve anyway).',
+    ),
+    emptyDirData: Enum(
+      ['Delete', 'Block'] as const,
+      'Pods with emptyDir volumes: evict them, losing that data (kubectl drain --delete-emptydir-data), or name them as blockers.',
+    ),
+    unmanagedPods: Enum(
+      ['Evict', 'Block'] as const,
+      'Pods no controller recreates: evict them (kubectl drain --force), or name them as blockers.',
+    ),
+    clusters: Type.Array(WorkloadCluster, {
+      maxItems: 256,
+      description:
+        "Workload clusters by claim namespace. Claims of CAPI Machines use their Cluster's <name>-kubeconfig Secret instead.",
+    }),
+  },
+  'The drain controller: cordon and drain the Node consuming a claim before its maintenance, then approve.',
+);
+export type DrainPolicy = Static<typeof DrainPolicy>;
+
 export const PolicySchema = Closed(
   {
     apiVersion: Type.Unsafe<typeof POLICY_API_VERSION>({ type: 'string', enum: [POLICY_API_VERSION] }),
@@ -190,6 +237,28 @@ export const PolicySchema = Closed(
       },
       'Every phase has a timeout and a visible terminal failure.',
     ),
+    requesters: Closed(
+      {
+        operators: Closed(
+          {
+            users: Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
+              uniqueItems: true,
+              maxItems: 64,
+              description: 'Usernames (e.g. system:serviceaccount:<namespace>:<name>) that are operators.',
+            }),
+            groups: Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
+              uniqueItems: true,
+              maxItems: 64,
+              description:
+                'Groups whose members are operators (e.g. system:serviceaccounts:<namespace> for every ServiceAccount of a namespace).',
+            }),
+          },
+          'Identities that may request maintenance of any server, claimed by anybody or by nobody, and skip the owner’s approval (spec.approval.required false, or a class that needs none).',
+        ),
+      },
+      'Who may request maintenance of which server. Anybody else may request it only of a server claimed in the maintenance’s own namespace, with the owner’s approval required.',
+    ),
+    drain: DrainPolicy,
     firmware: Closed(
       {
         class: Enum(
@@ -234,6 +303,9 @@ export const PolicySchema = Closed(
     writers: Closed(
       {
         maintenanceStatus: Usernames('Users (service accounts) that may write ServerMaintenance status.'),
+        drainStatus: Usernames(
+          'Users (service accounts) that may write ServerMaintenance status.drain and the condition Drained, and nothing else of its status.',
+        ),
         announcements: Usernames('Users (service accounts) that may write ServerClaim status.maintenance.'),
       },
       "Controller identities; anybody else is denied these writes. The webhook configuration admits the default controllers' own writes without a call, so removing one of them here does not revoke it (take the write away in its RBAC).",
@@ -278,6 +350,22 @@ export const DEFAULT_POLICY: Policy = {
   grants: { ttl: '2m', ledgerCap: 2000 },
   legacyLabels: { mode: 'translate' },
   timeouts: { approval: '336h', park: '15m', inMaintenance: '24h', bootPhase: '10m' },
+  // The system's own namespace: its controllers (a firmware rollout, say) request maintenances too.
+  requesters: {
+    operators: {
+      users: [],
+      groups: ['system:masters', `system:serviceaccounts:${POLICY_CONFIGMAP.namespace}`],
+    },
+  },
+  // kubectl drain's defaults: pods with emptyDir data and pods without a controller block the drain.
+  drain: {
+    leadTime: '0s',
+    timeout: '30m',
+    onTimeout: 'Fail',
+    emptyDirData: 'Block',
+    unmanagedPods: 'Block',
+    clusters: [],
+  },
   firmware: {
     class: 'Planned',
     defaultMaxAttempts: 3,
@@ -287,6 +375,7 @@ export const DEFAULT_POLICY: Policy = {
   },
   writers: {
     maintenanceStatus: [SA('maintenance-controller'), SA('approval-controller')],
+    drainStatus: [SA('drain-controller')],
     announcements: [SA('approval-controller')],
   },
 };

@@ -6,7 +6,8 @@
 #   scripts/test.sh --quick   the same without the soak scripts
 #
 # Test infrastructure (kube-apiserver, etcd, kubectl, kube-controller-manager, kube-scheduler, kwok,
-# sushy-tools, metal-operator's Redfish mock and its manager) is built or installed from the package
+# sushy-tools, metal-operator's Redfish mock and its manager, helm, a PyYAML venv, Prometheus and
+# promtool, cert-manager's controller and cainjector) is built or installed from the package
 # registries into ~/.cache/metal-maintenance (never into git) and reused when warm. Results:
 # .tmp/results/*.json; the last line is "N passed, N failed".
 set -uo pipefail
@@ -38,7 +39,7 @@ step "installing dependencies (npm ci)"
 npm ci --no-audit --no-fund --loglevel=error || { echo "npm ci failed"; exit 1; }
 
 step "preparing test infrastructure (cached in ~/.cache/metal-maintenance)"
-for prep in k8s-binaries k8s-tools kwok sushy-tools metal-mock metal-operator; do
+for prep in k8s-binaries k8s-tools kwok sushy-tools metal-mock metal-operator helm pyyaml prometheus cert-manager; do
   bash "scripts/lib/$prep.sh" >/dev/null || { echo "preparing $prep failed (see above)"; exit 1; }
 done
 
@@ -48,6 +49,8 @@ step "lint"
 check lint npm run -s lint
 step "generated CRDs are current"
 check crds-current npx tsx scripts/gen-crds.ts --check
+step "generated chart and policy ConfigMap are current"
+check chart-current npx tsx scripts/gen-chart.ts --check
 
 step "unit tests"
 npx jest --selectProjects unit --ci --json --outputFile="$RESULTS/jest-unit.json"

@@ -198,6 +198,22 @@ export const versionTemplateFields = (target: 'BIOS' | 'BMC') => ({
   retryPolicy: Type.Optional(RetryPolicy),
 });
 
+/** IEP-0016's spec.driftPolicy of a firmware child; unset is active. */
+export const ChildDriftPolicies = ['Observe', 'Suspend'] as const;
+
+/**
+ * Written by the MaintenancePipelineRun that owns the child, never by hand: unset reconciles the
+ * hardware; Observe only watches it (a completed child that finds it changed goes back to Pending,
+ * requesting no maintenance); Suspend freezes the child (a superseded version hop).
+ */
+export const ChildDriftPolicy = () =>
+  Type.Optional(
+    StringEnum(ChildDriftPolicies, {
+      description:
+        'Set by the owning MaintenancePipelineRun: Observe detects drift only, Suspend freezes; unset: active.',
+    }),
+  );
+
 /** Reference to the maintenance.metal.ironcore.dev ServerMaintenance the controller requested. */
 export const ServerMaintenanceRef = (description: string) => ObjectReference({ description });
 

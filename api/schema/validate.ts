@@ -182,12 +182,24 @@ function shown(value: unknown): string {
   return chars.length > SHOWN_MAX ? `${chars.slice(0, SHOWN_MAX).join('')}...` : text;
 }
 
+const itemCount = (data: unknown) => (Array.isArray(data) ? data.length : '?');
+
+/** Refusals of a list's or map's size, in the API server's words. */
+const COUNT_MESSAGES: Record<string, (limit: string, data: unknown) => string> = {
+  minItems: (limit, data) => `should have at least ${limit} items; got ${itemCount(data)}`,
+  maxItems: (limit, data) => `Too many: ${itemCount(data)}: must have at most ${limit} items`,
+  maxProperties: (limit, data) =>
+    `Too many: ${Object.keys(data as object).length}: must have at most ${limit} items`,
+};
+
 /**
  * The message in the API server's words (k8s.io/kube-openapi's validate errors), with the value given,
  * so a refusal reads the same whichever of the two made it.
  */
 function messageOf(e: ErrorObject): string {
   const p = e.params as Record<string, unknown>;
+  const counted = COUNT_MESSAGES[e.keyword];
+  if (counted) return counted(String(p.limit), e.data);
   const got = `; got ${shown(e.data)}`;
   switch (e.keyword) {
     case 'x-kubernetes-validations':
@@ -208,10 +220,6 @@ function messageOf(e: ErrorObject): string {
       return `should be at least ${String(p.limit)} chars long${got}`;
     case 'maxLength':
       return `Too long: may not be more than ${String(p.limit)} characters; got ${[...String(e.data)].length}`;
-    case 'maxItems':
-      return `Too many: ${Array.isArray(e.data) ? e.data.length : '?'}: must have at most ${String(p.limit)} items`;
-    case 'maxProperties':
-      return `Too many: ${Object.keys(e.data as object).length}: must have at most ${String(p.limit)} items`;
     default:
       return e.message ?? 'is invalid';
   }

@@ -2,8 +2,8 @@
 // the boot target while the boot lasts, restore afterwards). See docs/boot.md.
 //
 //   tsx controllers/boot/main.ts [--kubeconfig FILE] [--bmc-ca-file FILE] [--poll-interval 2] …
-import { readFileSync } from 'node:fs';
 import { runControllerBinary, type CommonFlags } from '../../lib/kube/index.js';
+import { bmcTls } from '../shared/bmc-tls.js';
 import { RedfishEdge } from './edge.js';
 import { BootController } from './reconciler.js';
 
@@ -61,13 +61,8 @@ const mgr = await runControllerBinary({
       .option('--workers <n>', 'ServerBoots reconciled at once', (v) => Number.parseInt(v, 10), 4),
   setup: (m, common) => {
     const flags = common as BootFlags;
-    if (!flags.bmcCaFile && !flags.bmcInsecureSkipTlsVerify) {
-      m.logger.warn('neither --bmc-ca-file nor --bmc-insecure-skip-tls-verify: https BMCs will be refused');
-    }
     edge = new RedfishEdge({
-      tls: flags.bmcCaFile
-        ? { ca: readFileSync(flags.bmcCaFile) }
-        : { insecure: flags.bmcInsecureSkipTlsVerify === true },
+      tls: bmcTls(flags, m.logger),
       timeoutMs: flags.redfishTimeout,
       logger: m.logger.child({ component: 'redfish' }),
       onError: (code, operation) => controller.metrics.redfishErrors.inc({ code, operation }),

@@ -206,7 +206,7 @@ describe('grant expiry', () => {
         metadata: { name: 'recreated', namespace: 'ops', uid: 'new-uid' },
       },
     ];
-    const { candidates, wakeAt } = expiryCandidates(b, lookup(world), ttl, at(0));
+    const { candidates, wakeAt, ttlAt } = expiryCandidates(b, lookup(world), ttl, at(0));
     expect(candidates.map((c) => [c.entry.maintenanceUID, c.reason])).toEqual([
       ['gone', 'ended'],
       ['failed', 'ended'],
@@ -214,6 +214,8 @@ describe('grant expiry', () => {
       ['recreated', 'ended'],
     ]);
     expect(wakeAt).toBe(T0 + 50_000);
+    // The metric of grants near their TTL: the young grant, the only one still inside it.
+    expect(ttlAt).toBe(T0 + 50_000);
   });
 
   it('leaves the grant of a maintenance that just ended to its controller for a grace period', () => {
@@ -225,6 +227,8 @@ describe('grant expiry', () => {
     const early = expiryCandidates(b, lookup([done]), ttl, at(0));
     expect(early.candidates).toEqual([]);
     expect(early.wakeAt).toBe(T0 - 5_000 + ENDED_GRACE_MS);
+    // An ended maintenance's grant waits for its grace, not its TTL: not "near TTL".
+    expect(early.ttlAt).toBeUndefined();
     const entry = { entry: grant('done', 's', -20), reason: 'ended' as const };
     expect(confirmExpiry(entry, done, ttl, at(0))).toBeUndefined();
     expect(expiryCandidates(b, lookup([done]), ttl, at(26)).candidates).toHaveLength(1);

@@ -232,9 +232,11 @@ export function expiryCandidates(
   maintenanceOf: (namespace: string, name: string) => ServerMaintenance | undefined,
   ttlMs: number,
   now: Date,
-): { candidates: ExpiryCandidate[]; wakeAt?: number } {
+): { candidates: ExpiryCandidate[]; wakeAt?: number; ttlAt?: number } {
   const candidates: ExpiryCandidate[] = [];
   let wakeAt: number | undefined;
+  // When the next grant still waiting for InMaintenance reaches its TTL (metric: grants near TTL).
+  let ttlAt: number | undefined;
   for (const entry of budget.status?.grants ?? []) {
     const m = maintenanceOf(entry.maintenance.namespace, entry.maintenance.name);
     if (running(m, entry)) continue;
@@ -246,9 +248,16 @@ export function expiryCandidates(
     }
     const expires = (parseTime(entry.grantedAt) ?? 0) + ttlMs;
     if (now.getTime() >= expires) candidates.push({ entry, reason: 'ttl' });
-    else wakeAt = Math.min(wakeAt ?? Infinity, expires);
+    else {
+      wakeAt = Math.min(wakeAt ?? Infinity, expires);
+      ttlAt = Math.min(ttlAt ?? Infinity, expires);
+    }
   }
-  return { candidates, ...(wakeAt !== undefined ? { wakeAt } : {}) };
+  return {
+    candidates,
+    ...(wakeAt !== undefined ? { wakeAt } : {}),
+    ...(ttlAt !== undefined ? { ttlAt } : {}),
+  };
 }
 
 /**

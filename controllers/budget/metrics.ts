@@ -9,7 +9,8 @@ export class BudgetMetrics {
   readonly unavailable: Gauge<Labels>;
   readonly allowed: Gauge<Labels>;
   readonly granted: Gauge<Labels>;
-  readonly expired: Counter<'reason'>;
+  readonly expired: Counter<'kind' | 'namespace' | 'budget' | 'reason'>;
+  readonly ttlRemaining: Gauge<Labels>;
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -38,16 +39,33 @@ export class BudgetMetrics {
       labelNames,
       registers,
     });
+    this.ttlRemaining = new Gauge({
+      name: 'metal_budget_grant_ttl_remaining_seconds',
+      help: 'Seconds until the first grant of a budget still short of InMaintenance reaches the grant TTL and is dropped (absent: none waiting).',
+      labelNames,
+      registers,
+    });
     this.expired = new Counter({
       name: 'metal_budget_grants_expired_total',
-      help: 'Ledger entries dropped by the budget controller, by reason (ttl: never reached InMaintenance; ended).',
-      labelNames: ['reason'],
+      help:
+        'Ledger entries dropped by the budget controller, by budget and reason (ttl: never reached ' +
+        'InMaintenance, and nobody released it; ended: its maintenance ended without releasing it).',
+      labelNames: ['kind', 'namespace', 'budget', 'reason'],
       registers,
     });
   }
 
-  observe(kind: string, namespace: string, budget: string, status: ComputedStatus, grants: number): void {
+  observe(
+    kind: string,
+    namespace: string,
+    budget: string,
+    status: ComputedStatus,
+    grants: number,
+    ttlRemainingSeconds?: number,
+  ): void {
     const l = { kind, namespace, budget };
+    if (ttlRemainingSeconds === undefined) this.ttlRemaining.remove(l);
+    else this.ttlRemaining.set(l, Math.max(0, ttlRemainingSeconds));
     this.expected.set(l, status.expected);
     this.unavailable.set(l, status.unavailable);
     this.allowed.set(l, status.disruptionsAllowed);
@@ -56,6 +74,7 @@ export class BudgetMetrics {
 
   forget(kind: string, namespace: string, budget: string): void {
     const l = { kind, namespace, budget };
-    for (const g of [this.expected, this.unavailable, this.allowed, this.granted]) g.remove(l);
+    for (const g of [this.expected, this.unavailable, this.allowed, this.granted, this.ttlRemaining])
+      g.remove(l);
   }
 }

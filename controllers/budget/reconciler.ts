@@ -225,7 +225,7 @@ export class BudgetReconciler {
 
   /** Ledger entries to drop, each confirmed against a fresh read of its maintenance. */
   async #toDrop(budget: AnyBudget, ttlMs: number, now: Date) {
-    const { candidates, wakeAt } = expiryCandidates(
+    const { candidates, wakeAt, ttlAt } = expiryCandidates(
       budget,
       (ns, n) => this.#maintenances.getByName(n, ns),
       ttlMs,
@@ -238,7 +238,7 @@ export class BudgetReconciler {
       const reason = confirmExpiry(c, fresh, ttlMs, now);
       if (reason) drop.push({ entry: c.entry, reason });
     }
-    return { drop, wakeAt };
+    return { drop, wakeAt, ttlAt };
   }
 
   async reconcile(key: string): Promise<ReconcileResult | void> {
@@ -255,7 +255,7 @@ export class BudgetReconciler {
     const policy = this.#policies.current() ?? DEFAULT_POLICY;
     const ttlMs = durationMs(policy.grants.ttl);
     const now = new Date();
-    const { drop, wakeAt } = await this.#toDrop(budget, ttlMs, now);
+    const { drop, wakeAt, ttlAt } = await this.#toDrop(budget, ttlMs, now);
     if (drop.length > 0) budget = (await this.#expire(target.resource, budget, drop)) ?? budget;
     const status = this.#compute(budget, now);
     if (budgetStatusChanged(budget, status)) {
@@ -268,6 +268,7 @@ export class BudgetReconciler {
       target.name,
       status,
       budget.status?.grants?.length ?? 0,
+      ttlAt === undefined ? undefined : (ttlAt - now.getTime()) / 1000,
     );
     return wakeAt !== undefined
       ? { requeueAfterMs: Math.max(0, wakeAt - now.getTime()) + 100, reason: 'expiry' }
@@ -319,7 +320,7 @@ export class BudgetReconciler {
     });
     if (!written) return undefined;
     for (const { entry, reason } of drop) {
-      this.#metrics.expired.inc({ reason });
+      this.#metrics.expired.inc({ kind: ref.kind, namespace: ref.namespace ?? '', budget: ref.name, reason });
       const why =
         reason === 'ttl'
           ? `its maintenance did not reach InMaintenance within the grant TTL`

@@ -1,5 +1,5 @@
 // How each maintenance waits to be admitted into InMaintenance, between reconciles: the backoff a
-// denial's hint sets, the ServerBusy waits a holder's exit ends early, the budget waiters a release wakes
+// denial's hint sets (a holder's exit ends every wait on its server early), the budget waiters a release wakes
 // (BudgetWaiters), the short retries of a woken waiter, and the hold-backs by a cached full budget.
 // State only, no I/O: the reconciler tells it what happened and asks it when to look again.
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
@@ -11,8 +11,6 @@ export const HELD_BACK_MAX = 3;
 export class AdmissionWaits {
   /** uid -> epoch ms before which the InMaintenance transition is not tried again (the webhook's hint). */
   readonly #backoff = new Map<string, number>();
-  /** uids last denied with ServerBusy: a holder that goes away ends their wait early. */
-  readonly #busy = new Set<string>();
   /**
    * uid -> how a maintenance waits for budget room: the release that woke it (refusals since, until it
    * is admitted or gives the slot up), and budget denials in a row (the safety timer doubles with each).
@@ -40,24 +38,23 @@ export class AdmissionWaits {
     this.#backoff.clear();
   }
 
-  /** A holder left their server: maintenances told ServerBusy need not wait out the hint. */
+  /**
+   * A holder left their server: every maintenance waiting on it looks again now. Those the webhook told
+   * ServerBusy, and those the controller itself held back as busy (decide's ServerBusy, no attempt)
+   * while an older backoff ran, a budget denial's above all: the holder's grants were the room they
+   * waited for, in their own domain. A backoff left running here stranded them for its full length
+   * (issue 31: minutes, with free slots).
+   */
   holderGone(maintenances: readonly ServerMaintenance[]): void {
     for (const m of maintenances) {
       const uid = m.metadata.uid ?? '';
-      if (!this.#busy.delete(uid)) continue;
       this.#backoff.delete(uid);
     }
-  }
-
-  /** The maintenance was denied with ServerBusy. */
-  busy(uid: string): void {
-    this.#busy.add(uid);
   }
 
   /** Admitted, or gone: nothing of its waiting is kept. */
   forget(uid: string): void {
     this.#backoff.delete(uid);
-    this.#busy.delete(uid);
     this.#waitStates.delete(uid);
     this.#heldBack.delete(uid);
   }

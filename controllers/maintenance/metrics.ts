@@ -1,17 +1,28 @@
 // Metrics of the maintenance controller, on the binary's registry (served at /metrics).
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { BudgetRef } from '../../contract/budgets.js';
+
+export interface StateSnapshot {
+  counts: Record<string, number>;
+  oldestSeconds: Record<string, number>;
+}
 
 export class MaintenanceMetrics {
   readonly byState: Gauge<'state'>;
+  readonly oldestInState: Gauge<'state'>;
   readonly timeInState: Histogram<'state'>;
   readonly attempts: Counter<'result'>;
   readonly denied: Counter<'reason'>;
   readonly failed: Counter<'reason'>;
-  readonly grantsReleased: Counter;
+  readonly grantsReleased: Counter<'kind' | 'namespace' | 'budget' | 'at'>;
+  readonly grantsUsed: Counter<'kind' | 'namespace' | 'budget'>;
   readonly budgetWaiters: Gauge;
 
-  /** `countByState` is read at each scrape (from the informer cache), so the gauge is never stale. */
-  constructor(registry: Registry, countByState: () => Record<string, number>) {
+  /**
+   * `byState` is read at each scrape (from the informer cache), so the gauges are never stale: the
+   * count of maintenances in each state and, per state, the age of the one that entered it first.
+   */
+  constructor(registry: Registry, byState: () => StateSnapshot) {
     const registers = [registry];
     this.byState = new Gauge({
       name: 'metal_maintenances',
@@ -19,7 +30,16 @@ export class MaintenanceMetrics {
       labelNames: ['state'],
       registers,
       collect() {
-        for (const [state, n] of Object.entries(countByState())) this.set({ state }, n);
+        for (const [state, n] of Object.entries(byState().counts)) this.set({ state }, n);
+      },
+    });
+    this.oldestInState = new Gauge({
+      name: 'metal_maintenance_oldest_in_state_seconds',
+      help: 'Seconds since the longest-waiting maintenance in a state entered it (0: none in that state). Alerts on a maintenance stuck in a phase.',
+      labelNames: ['state'],
+      registers,
+      collect() {
+        for (const [state, s] of Object.entries(byState().oldestSeconds)) this.set({ state }, s);
       },
     });
     this.timeInState = new Histogram({
@@ -49,7 +69,16 @@ export class MaintenanceMetrics {
     });
     this.grantsReleased = new Counter({
       name: 'metal_maintenance_grants_released_total',
-      help: 'Budget ledger entries removed by the finalizer or on failure.',
+      help:
+        'Budget ledger entries this controller removed, by budget and by when: ended (the finalizer, or ' +
+        'a failure) or refused (an InMaintenance write another admission step refused after the grant).',
+      labelNames: ['kind', 'namespace', 'budget', 'at'],
+      registers,
+    });
+    this.grantsUsed = new Counter({
+      name: 'metal_maintenance_grants_used_total',
+      help: 'Budget grants that an admitted InMaintenance transition used, by budget.',
+      labelNames: ['kind', 'namespace', 'budget'],
       registers,
     });
     this.budgetWaiters = new Gauge({
@@ -58,4 +87,9 @@ export class MaintenanceMetrics {
       registers,
     });
   }
+}
+
+/** A budget's metric labels. */
+export function budgetLabels(ref: BudgetRef): { kind: string; namespace: string; budget: string } {
+  return { kind: ref.kind, namespace: ref.namespace ?? '', budget: ref.name };
 }

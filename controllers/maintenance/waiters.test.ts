@@ -1,5 +1,6 @@
 // Which budget updates free slots, and who is woken for them.
 import { describe, expect, it } from '@jest/globals';
+import { Codes } from '../../contract/codes.js';
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import {
   BudgetWaiters,
@@ -9,6 +10,8 @@ import {
   keepsWokenSlot,
   passesOnWokenSlot,
   retryAfterDenial,
+  BACKSTOP_MAX_MS,
+  refusedAfterReservation,
   slotsFreed,
   slotsFreedByDomain,
 } from './waiters.js';
@@ -163,20 +166,27 @@ describe('retryAfterDenial', () => {
       waits.push(next.ms);
       state = next;
     }
-    expect(waits).toEqual([250, 500, 1000, 2000, 4000, 60_000, 120_000]);
-    expect(state).toEqual({ ms: 120_000, woken: undefined, budgetDenials: 2 });
+    // After the short retries, the backstop: 15 s then 30 s (jitter 75-100 %, here 87.5 %).
+    expect(waits).toEqual([250, 500, 1000, 2000, 4000, 26_250, 26_250]);
+    expect(state).toEqual({ ms: 26_250, woken: undefined, budgetDenials: 2 });
   });
 
-  it('gives a waiter nobody woke the long wait, doubling per denial up to a cap, jittered ±20 %', () => {
-    expect(retryAfterDenial(exhausted, { woken: undefined, budgetDenials: 0 }, middle).ms).toBe(60_000);
-    expect(retryAfterDenial(exhausted, { woken: undefined, budgetDenials: 3 }, middle).ms).toBe(480_000);
-    expect(retryAfterDenial(exhausted, { woken: undefined, budgetDenials: 50 }, middle).ms).toBe(
-      60_000 * 1024,
-    );
-    expect(retryAfterDenial(exhausted, { woken: undefined, budgetDenials: 0 }, () => 0).ms).toBe(48_000);
-    expect(retryAfterDenial(exhausted, { woken: undefined, budgetDenials: 0 }, () => 1).ms).toBeCloseTo(
-      72_000,
-    );
+  it('gives a waiter nobody woke the backstop, doubling per denial to 60 s at most, jittered', () => {
+    const none = { reason: 'BudgetExhausted', retryAfterMs: undefined };
+    const at = (budgetDenials: number, r: () => number) =>
+      retryAfterDenial(none, { woken: undefined, budgetDenials }, r).ms;
+    // Without a hint the first wait is the webhook's default 30 s, never less than that.
+    expect([0, 1, 2, 3, 50].map((n) => at(n, () => 1))).toEqual([30_000, 30_000, 60_000, 60_000, 60_000]);
+    expect(at(0, () => 0)).toBe(22_500);
+    for (let n = 0; n < 60; n++) expect(at(n, Math.random)).toBeLessThanOrEqual(BACKSTOP_MAX_MS);
+    // A hint above the cap does not lengthen the backstop: a release or a holder's exit comes first.
+    expect(
+      retryAfterDenial(
+        { ...exhausted, retryAfterMs: 600_000 },
+        { woken: undefined, budgetDenials: 0 },
+        () => 1,
+      ).ms,
+    ).toBe(60_000);
   });
 
   it("keeps the webhook's hint for a denial no release ends, and forgets the wake and the count", () => {
@@ -282,5 +292,19 @@ describe('keepsWokenSlot', () => {
     ).toBe(false);
     expect(keepsWokenSlot(FLEET, { reason: 'ServerBusy' })).toBe(false);
     expect(keepsWokenSlot(FLEET, { reason: 'BudgetConflict', budget: FLEET })).toBe(false);
+  });
+});
+
+describe('refusedAfterReservation', () => {
+  it("is true for refusals of other admission steps, false for the reserving rule's own", () => {
+    for (const code of [Codes.OBJECT_INVALID, Codes.INTERNAL, Codes.FORBIDDEN_WRITER, Codes.NO_POLICY])
+      expect(refusedAfterReservation(code)).toBe(true);
+    for (const code of [
+      Codes.BUDGET_EXHAUSTED,
+      Codes.SERVER_BUSY,
+      Codes.APPROVAL_MISSING,
+      Codes.OUTSIDE_WINDOW,
+    ])
+      expect(refusedAfterReservation(code)).toBe(false);
   });
 });

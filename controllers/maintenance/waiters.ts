@@ -1,5 +1,5 @@
-// Servers whose next maintenance was refused for lack of budget room. A safety timer (BUDGET_RECHECK_MS,
-// doubling per denial, never shorter than the webhook's hint) is the fallback; when a budget frees room (a
+// Servers whose next maintenance was refused for lack of budget room. A backstop timer (BUDGET_RECHECK_MS,
+// doubling per denial to BACKSTOP_MAX_MS, jittered) is the fallback; when a budget frees room (a
 // grant released, or fewer servers unavailable) the controller wakes as many waiters as slots were freed, in
 // queue order across the fleet (priority, class, age), instead of all of them: a thousand waiters retrying at
 // every release would be a thundering herd against the webhook and the budget's compare-and-swap. Only
@@ -13,6 +13,7 @@ import { describeBudget } from '../../contract/budgets.js';
 import { matchesSelector } from '../../contract/selectors.js';
 import { compareQueueKeys, queueKey, type QueueKey } from '../../contract/lifecycle.js';
 import { domainOf } from '../../contract/availability.js';
+import { Codes } from '../../contract/codes.js';
 
 interface Waiter {
   /** The queue key of the maintenance waiting (computed once: take() runs per release). */
@@ -98,12 +99,14 @@ const ENDED_BY_RELEASE = new Set(['BudgetExhausted', 'BudgetLedgerFull']);
 
 /**
  * How long a maintenance denied for budget room waits before it asks again on its own. The release that
- * frees a slot wakes the first waiters at once (BudgetWaiters), so this is only the safety net, for a
- * slot that opens without a release (another budget's, say): a short timer made every waiter ask every
- * 30 s, thousands of denied writes an hour that no release asked for. Conflicts, stale and paused
- * budgets keep the webhook's hint: nothing wakes those.
+ * frees a slot wakes the first waiters at once (BudgetWaiters), and a holder leaving the server ends
+ * every wait on it, so this is only the backstop, for a slot that opens without an event this
+ * controller sees (a BMC outage ending, a budget's count moving): 15 s after the first denial, doubling
+ * to BACKSTOP_MAX_MS, jittered. Conflicts, stale and paused budgets keep the webhook's hint.
  */
-const BUDGET_RECHECK_MS = 60_000;
+const BUDGET_RECHECK_MS = 15_000;
+/** No backstop timer is longer (issue 31: a wait that any event ends never rests on a 10-minute timer). */
+export const BACKSTOP_MAX_MS = 60_000;
 
 /**
  * A waiter woken by a release and still denied for room most likely asked before the webhook's caches
@@ -172,13 +175,11 @@ export function retryAfterDenial(
   if (woken !== undefined && woken < WOKEN_RETRIES)
     return { ms: WOKEN_RETRY_MS * 2 ** woken, woken: woken + 1, budgetDenials: state.budgetDenials };
   const n = state.budgetDenials + 1;
-  // ±20 %: the waiters refused together in a burst do not all look again in the same second.
-  const jitter = 0.8 + 0.4 * random();
-  return {
-    ms: Math.max(hint, BUDGET_RECHECK_MS * 2 ** Math.min(n - 1, 10) * jitter),
-    woken: undefined,
-    budgetDenials: n,
-  };
+  // 75-100 %: the waiters refused together in a burst do not all look again in the same second, and
+  // none waits longer than the cap.
+  const jitter = 0.75 + 0.25 * random();
+  const base = Math.min(BACKSTOP_MAX_MS, Math.max(hint, BUDGET_RECHECK_MS * 2 ** Math.min(n - 1, 4)));
+  return { ms: Math.round(base * jitter), woken: undefined, budgetDenials: n };
 }
 
 type LedgerLike = {
@@ -368,4 +369,31 @@ export function fullBudgetMessage(f: FullBudget): string {
     `${which}: ${f.inUse} unavailable, ${f.allowed} allowed (maxUnavailable ` +
     `${JSON.stringify(f.maxUnavailable)} of ${f.expected} servers; as cached, waiting for a release)`
   );
+}
+
+/**
+ * Codes of the eviction rule, the admission step that reserves budget room: it refuses before it
+ * reserves, or undoes its own reservation when a later budget of the same review refuses.
+ */
+const RESERVING_RULE_CODES: ReadonlySet<string> = new Set([
+  Codes.APPROVAL_MISSING,
+  Codes.NOT_BEFORE,
+  Codes.DEFERRED,
+  Codes.OUTSIDE_WINDOW,
+  Codes.SERVER_BUSY,
+  Codes.CLAIM_NOT_FOUND,
+  Codes.BUDGET_EXHAUSTED,
+  Codes.BUDGET_PAUSED,
+  Codes.BUDGET_STALE,
+  Codes.BUDGET_LEDGER_FULL,
+  Codes.BUDGET_CONFLICT,
+  Codes.BUDGET_UNAVAILABLE,
+]);
+
+/**
+ * Whether a refused InMaintenance write may leave a grant behind: another step refused it (the API
+ * server runs validating webhooks in parallel), after the eviction rule may have reserved room.
+ */
+export function refusedAfterReservation(code: string): boolean {
+  return !RESERVING_RULE_CODES.has(code);
 }

@@ -12,7 +12,7 @@ export type K8sTool = 'kubectl' | 'kube-controller-manager' | 'kube-scheduler';
 const dirs = new Map<string, string>();
 
 /** The cache directory a prep script prints (building it first if the cache is cold). */
-function preparedDir(script: string): string {
+export function preparedDir(script: string): string {
   let dir = dirs.get(script);
   if (!dir) {
     try {
@@ -33,6 +33,12 @@ function preparedDir(script: string): string {
 /** Absolute path of kubectl, kube-controller-manager or kube-scheduler at the control plane's version. */
 export function k8sToolPath(tool: K8sTool): string {
   return join(preparedDir('k8s-tools.sh'), tool);
+}
+
+/** The kwok binary (simulated kubelets) and its node and pod stages, from scripts/lib/kwok.sh. */
+export function kwokFiles(): { bin: string; stages: string } {
+  const dir = preparedDir('kwok.sh');
+  return { bin: join(dir, 'kwok'), stages: join(dir, 'stages.yaml') };
 }
 
 export interface KubectlResult {

@@ -1,9 +1,11 @@
 import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
+import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerBoot } from '../../api/maintenance/v1alpha1/serverboot.js';
 import { Codes } from '../../contract/codes.js';
 import { clone, ruleInput } from '../testdata/helpers.js';
 import {
   APPROVAL_CONTROLLER,
+  DRAIN_CONTROLLER,
   find,
   loadReview,
   loadWorld,
@@ -157,6 +159,49 @@ describe('contract: who may write status', () => {
     });
     expect(contract(ruleInput(noop)).allowed).toBe(true);
   });
+
+  it('lets the drain controller write status.drain and Drained, nothing else of the status', () => {
+    const old = find(loadWorld().maintenances, 'm1');
+    const write = (change: (m: ServerMaintenance) => void) => {
+      const next = clone(old);
+      change(next);
+      return contract(
+        ruleInput(
+          request({
+            kind: 'ServerMaintenance',
+            subResource: 'status',
+            operation: 'UPDATE',
+            object: next,
+            oldObject: old,
+            user: DRAIN_CONTROLLER,
+          }),
+        ),
+      );
+    };
+    const drained = (m: ServerMaintenance) => {
+      m.status = {
+        ...m.status,
+        drain: { phase: 'Drained', node: 'n1' },
+        conditions: [
+          ...(m.status?.conditions ?? []),
+          {
+            type: 'Drained',
+            status: 'True',
+            reason: 'Drained',
+            message: '',
+            lastTransitionTime: '2026-01-01T00:00:00Z',
+          },
+        ],
+      };
+    };
+    expect(write(drained).allowed).toBe(true);
+    const d = write((m) => {
+      drained(m);
+      m.status!.state = 'InMaintenance';
+    });
+    expect(d).toMatchObject({ allowed: false, code: Codes.FORBIDDEN_WRITER });
+    expect(d.message).toContain('only status.drain and the condition Drained');
+  });
 });
 
 describe('contract: ServerBoot', () => {
@@ -279,5 +324,50 @@ describe('contract: firmware objects', () => {
       }),
     ).toEqual([{ namespace: 'a', name: 'x' }, { name: 'y' }]);
     expect(firmwareMaintenanceRefs(undefined)).toEqual([]);
+  });
+});
+
+describe('contract: who may request a maintenance (contract/requesters.ts)', () => {
+  const sm = (namespace: string, server: string, spec: object = {}) => ({
+    metadata: { namespace, name: 'm-new' },
+    spec: { serverRef: { name: server }, ...spec },
+  });
+  const create = (object: object, user: string, groups = ['system:authenticated']) => {
+    const r = request({ kind: 'ServerMaintenance', operation: 'CREATE', object, user });
+    return contract(ruleInput({ ...r, userInfo: { username: user, groups } }));
+  };
+
+  it("refuses a tenant's maintenance of another namespace's claimed server, naming identity, server and owner", () => {
+    const d = create(sm('tenant-b', 'srv-claimed', { approval: { required: false } }), 'mallory');
+    expect(d).toMatchObject({ allowed: false, code: Codes.REQUESTER_FORBIDDEN, status: 403 });
+    expect(d.message).toMatch(/"mallory".*server srv-claimed.*tenant-a\/claim-a/);
+    expect(d.causes?.[0]?.field).toBe('spec.serverRef');
+  });
+
+  it('admits the same maintenance from a member of system:masters', () => {
+    const d = create(sm('ops', 'srv-claimed', { approval: { required: false } }), 'admin', [
+      'system:masters',
+    ]);
+    expect(d.allowed).toBe(true);
+  });
+
+  it("refuses the owner's namespace skipping approval on an update, admits an update that keeps it", () => {
+    const old = sm('tenant-a', 'srv-claimed');
+    const judge = (next: object) =>
+      contract(
+        ruleInput(
+          request({
+            kind: 'ServerMaintenance',
+            operation: 'UPDATE',
+            object: next,
+            oldObject: old,
+            user: 'bob',
+          }),
+        ),
+      );
+    expect(judge(sm('tenant-a', 'srv-claimed', { class: 'Emergency' })).causes?.[0]?.field).toBe(
+      'spec.approval.required',
+    );
+    expect(judge(sm('tenant-a', 'srv-claimed', { description: 'x' })).allowed).toBe(true);
   });
 });

@@ -1,5 +1,6 @@
 // Contract rules: approvals and deferrals must name a maintenance announced to the claim, a deferral
-// stays within the announced deadline, only the controllers write announcements and ServerMaintenance
+// stays within the announced deadline, a maintenance is requested only by whom contract/requesters.ts
+// lets request it, only the controllers write announcements and ServerMaintenance
 // status, a ServerBoot on a claimed server runs inside that server's InMaintenance maintenance, and
 // BIOS*/BMC* objects are frozen while their maintenance is InMaintenance.
 import { MAINTENANCE_GROUP } from '../../api/maintenance/v1alpha1/group.js';
@@ -12,7 +13,10 @@ import { Codes } from '../../contract/codes.js';
 import { allow, combine, deny, type Decision } from '../../contract/denial.js';
 import { isOneOf, isResource, jsonEqual, objects, type RuleInput } from './common.js';
 import { parseTime } from '../../contract/time.js';
-import { qualified } from '../../contract/names.js';
+import { approvalRequired } from '../../contract/approval.js';
+import { requestVerdict } from '../../contract/requesters.js';
+import { MaintenanceConditions, qualified } from '../../contract/names.js';
+import { deletion } from './deletion.js';
 
 export const SYSTEM_GROUP = 'system.metal.ironcore.dev';
 export const BASEBOARD_GROUP = 'baseboard.metal.ironcore.dev';
@@ -121,15 +125,47 @@ function announcementWriters({ request, policy }: RuleInput): Decision {
   );
 }
 
+/** status without what the drain controller owns (status.drain and the condition Drained). */
+function withoutDrain(status: ServerMaintenance['status']): unknown {
+  const { drain: _drain, conditions, ...rest } = status ?? {};
+  const others = (conditions ?? []).filter((c) => c.type !== MaintenanceConditions.Drained);
+  return { ...rest, conditions: others };
+}
+
 function maintenanceStatusWriters({ request, policy }: RuleInput): Decision {
   if (request.operation !== 'UPDATE') return allow();
   const { object, oldObject } = objects<ServerMaintenance>(request);
   if (jsonEqual(object?.status, oldObject?.status)) return allow();
   if (isOneOf(request.userInfo, policy.writers.maintenanceStatus)) return allow();
+  if (isOneOf(request.userInfo, policy.writers.drainStatus)) {
+    if (jsonEqual(withoutDrain(object?.status), withoutDrain(oldObject?.status))) return allow();
+    return deny(
+      Codes.FORBIDDEN_WRITER,
+      `${JSON.stringify(request.userInfo.username ?? '')} may write only status.drain and the condition Drained of a ServerMaintenance`,
+    );
+  }
   return deny(
     Codes.FORBIDDEN_WRITER,
     `only the maintenance controllers may write ServerMaintenance status; ${JSON.stringify(request.userInfo.username ?? '')} may not`,
   );
+}
+
+/**
+ * Who may request maintenance of which server (contract/requesters.ts): judged on create, and on an
+ * update that changes whether the owner's approval is required (serverRef is immutable).
+ */
+function maintenanceRequestRule({ request, world, policy }: RuleInput): Decision {
+  if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
+  const { object: m, oldObject: old } = objects<ServerMaintenance>(request);
+  if (!m) return allow();
+  if (old && approvalRequired(old, policy) === approvalRequired(m, policy)) return allow();
+  const namespace = m.metadata.namespace ?? request.namespace ?? '';
+  const subject = { ...m, metadata: { ...m.metadata, namespace } };
+  const verdict = requestVerdict(request.userInfo, subject, world.getServer(m.spec.serverRef.name), policy);
+  if (verdict.ok) return allow();
+  return deny(Codes.REQUESTER_FORBIDDEN, verdict.message, {
+    causes: [{ field: verdict.field, message: verdict.message }],
+  });
 }
 
 /** Why the referenced maintenance does not cover booting this server now, if it does not. */
@@ -224,8 +260,10 @@ function firmwareRule({ request, world }: RuleInput): Decision {
 
 export function contract(input: RuleInput): Decision {
   const { request } = input;
+  if (request.operation === 'DELETE' && !FIRMWARE_RESOURCES[request.resource.group]) return deletion(input);
   if (isResource(request, METAL_GROUP, 'serverclaims')) return claimSpecRules(input);
   if (isResource(request, METAL_GROUP, 'serverclaims', 'status')) return announcementWriters(input);
+  if (isResource(request, MAINTENANCE_GROUP, 'servermaintenances')) return maintenanceRequestRule(input);
   if (isResource(request, MAINTENANCE_GROUP, 'servermaintenances', 'status'))
     return maintenanceStatusWriters(input);
   if (isResource(request, MAINTENANCE_GROUP, 'serverboots')) return serverBootRule(input);

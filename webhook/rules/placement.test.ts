@@ -4,6 +4,7 @@ import { clone, ruleInput } from '../testdata/helpers.js';
 import type { Server } from '../../api/metal/v1alpha1/server.js';
 import { FIELDS_READ } from '../review.js';
 import { placement } from './placement.js';
+import { MAINTENANCE_TAINT_KEY } from '../../contract/names.js';
 
 describe('placement (WS1)', () => {
   it('denies setting serverRef on an existing claim to a cordoned server', () => {
@@ -26,15 +27,12 @@ describe('placement (WS1)', () => {
     expect(d.warnings[0]).toContain('does not exist');
   });
 
-  it('denies setting serverRef to a server it does not know, with a retry hint', () => {
+  it('admits setting serverRef to a server it does not know with the same warning, never a 429', () => {
     const review = loadReview('claim-set-serverref-cordoned').request;
     (review.object as { spec: { serverRef: { name: string } } }).spec.serverRef.name = 'nope';
-    expect(placement(ruleInput(review))).toMatchObject({
-      allowed: false,
-      code: Codes.SERVER_NOT_FOUND,
-      status: 429,
-      retryAfterSeconds: 10,
-    });
+    const d = placement(ruleInput(review));
+    expect(d).toMatchObject({ allowed: true, status: 200 });
+    expect(d.warnings).toEqual([expect.stringContaining('server nope does not exist (yet)')]);
   });
 
   it('lets metal-operator record serverRef after it bound the server, even if the server got cordoned since', () => {
@@ -200,5 +198,70 @@ describe('placement (WS1)', () => {
       subResource: 'status',
     });
     expect(placement(ruleInput(statusWrite)).allowed).toBe(true);
+  });
+
+  describe('claims that tolerate the maintenance taint', () => {
+    type ClaimSpec = { tolerations?: { key: string; operator?: string; effect?: string }[] };
+    const withTolerations = (
+      name: string,
+      tolerations: ClaimSpec['tolerations'],
+      old?: ClaimSpec['tolerations'],
+    ) => {
+      const review = clone(loadReview(name).request);
+      (review.object as { spec: ClaimSpec }).spec.tolerations = tolerations;
+      if (old !== undefined) (review.oldObject as { spec: ClaimSpec }).spec.tolerations = old;
+      return review;
+    };
+    const reserved = { key: MAINTENANCE_TAINT_KEY, operator: 'Exists' };
+
+    it('refuses a create that tolerates the key, naming the field, why, and what is valid', () => {
+      const d = placement(ruleInput(withTolerations('claim-create-cordoned', [{ key: 'other' }, reserved])));
+      expect(d).toMatchObject({
+        allowed: false,
+        code: Codes.TOLERATION_RESERVED,
+        status: 403,
+        causes: [{ field: 'spec.tolerations[1].key', reason: 'FieldValueForbidden' }],
+      });
+      expect(d.message).toContain(`spec.tolerations[1] tolerates ${MAINTENANCE_TAINT_KEY}`);
+      expect(d.message).toContain('tolerate any other key');
+    });
+
+    it('refuses it whatever the operator or effect, and on an update that adds it', () => {
+      for (const t of [{ key: MAINTENANCE_TAINT_KEY }, { key: MAINTENANCE_TAINT_KEY, effect: 'NoBind' }])
+        expect(placement(ruleInput(withTolerations('claim-create-cordoned', [t]))).code).toBe(
+          Codes.TOLERATION_RESERVED,
+        );
+      expect(
+        placement(ruleInput(withTolerations('claim-set-serverref-cordoned', [reserved], []))),
+      ).toMatchObject({
+        allowed: false,
+        code: Codes.TOLERATION_RESERVED,
+      });
+    });
+
+    it('keeps a toleration the stored claim had, with a warning, and still refuses held servers', () => {
+      const d = placement(ruleInput(withTolerations('claim-set-serverref-cordoned', [reserved], [reserved])));
+      // srv-cordoned is refused for its cordon; the toleration changes nothing about that.
+      expect(d).toMatchObject({ allowed: false, code: Codes.SERVER_UNCLAIMABLE });
+      expect(d.warnings).toEqual([expect.stringContaining('servers in maintenance stay refused to it')]);
+      const world = loadWorld();
+      find(world.servers, 'srv-cordoned').spec.serverClaimRef = { namespace: 'tenant-a', name: 'claim-new' };
+      const recorded = placement(
+        ruleInput(withTolerations('claim-set-serverref-cordoned', [reserved], [reserved]), { world }),
+      );
+      expect(recorded).toMatchObject({
+        allowed: true,
+        warnings: [expect.stringContaining('spec.tolerations[0]')],
+      });
+    });
+
+    it('admits tolerations of any other key', () => {
+      const d = placement(
+        ruleInput(
+          withTolerations('claim-create-cordoned', [{ key: 'maintenance.metal.ironcore.dev/other' }]),
+        ),
+      );
+      expect(d.allowed).toBe(true);
+    });
   });
 });

@@ -3,17 +3,25 @@
 // Server spec.serverClaimRef set or re-pointed, ServerClaim spec.serverRef set on an existing claim.
 // A claim *created* with a serverRef only asks for that server: it is admitted with a warning and
 // stays unbound (IEP-22). Setting or clearing unclaimable never touches bindings, so it always passes.
+// No claim may tolerate the maintenance taint (the signal that makes metal-operator's binder skip a held
+// server): a create or update that adds such a toleration is refused; one the claim had before is kept,
+// with a warning, and the in-maintenance check below still refuses held servers for it.
 import { METAL_GROUP } from '../../api/metal/v1alpha1/group.js';
 import type { Server } from '../../api/metal/v1alpha1/server.js';
 import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
 import type { Toleration } from '../../api/schema/common.js';
 import { Codes, type Code } from '../../contract/codes.js';
-import { allow, deny, type Cause, type Decision } from '../../contract/denial.js';
-import { describeTaint, hasNoBindTaint, untoleratedNoBindTaints } from '../../contract/taints.js';
+import { allow, deny, withWarnings, type Cause, type Decision } from '../../contract/denial.js';
+import {
+  describeTaint,
+  hasNoBindTaint,
+  reservedTolerations,
+  untoleratedNoBindTaints,
+} from '../../contract/taints.js';
 import { type WorldView } from '../world.js';
 import { isResource, objects, type RuleInput } from './common.js';
 import { isTerminal } from '../../contract/lifecycle.js';
-import { qualified } from '../../contract/names.js';
+import { MAINTENANCE_TAINT_KEY, qualified } from '../../contract/names.js';
 
 export interface Blocker {
   code: Code;
@@ -140,15 +148,56 @@ function claimTarget(request: RuleInput['request']): ClaimTarget | undefined {
   };
 }
 
+const RESERVED_WHY =
+  `tolerates ${MAINTENANCE_TAINT_KEY}, the taint by which the maintenance contract tells metal-operator ` +
+  'that a server is held for maintenance (such a claim would be refused on every held server); ' +
+  'tolerate any other key';
+
+/**
+ * A claim's tolerations of the maintenance taint: refused when this write adds one (naming each), kept
+ * with a warning when the stored claim had one already (a claim from before this rule must stay bindable).
+ */
+function reservedTolerationCheck(request: RuleInput['request']): Decision {
+  const { object: claim, oldObject: old } = objects<ServerClaim>(request);
+  const found = reservedTolerations(claim?.spec?.tolerations, MAINTENANCE_TAINT_KEY);
+  if (found.length === 0) return allow();
+  const name = qualified(
+    claim?.metadata?.namespace ?? request.namespace,
+    claim?.metadata?.name ?? request.name,
+  );
+  const had =
+    request.operation === 'UPDATE' &&
+    reservedTolerations(old?.spec?.tolerations, MAINTENANCE_TAINT_KEY).length > 0;
+  const fields = found.map((i) => `spec.tolerations[${i}]`);
+  if (had)
+    return allow([
+      `claim ${name}: ${fields.join(', ')} ${RESERVED_WHY}; servers in maintenance stay refused to it`,
+    ]);
+  return deny(Codes.TOLERATION_RESERVED, `claim ${name}: ${fields.join(', ')} ${RESERVED_WHY}`, {
+    causes: found.map((i) => ({
+      field: `spec.tolerations[${i}].key`,
+      reason: 'FieldValueForbidden',
+      message: `is ${MAINTENANCE_TAINT_KEY}, reserved for the maintenance contract; use any other key`,
+    })),
+  });
+}
+
 function claimBinding({ request, world }: RuleInput): Decision {
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
+  const reserved = reservedTolerationCheck(request);
+  if (!reserved.allowed) return reserved;
+  return withWarnings(bindingOfClaim(request, world), reserved.warnings);
+}
+
+function bindingOfClaim(request: RuleInput['request'], world: WorldView): Decision {
   const target = claimTarget(request);
   if (!target) return allow();
   const { claim, serverName, namespace, claimName } = target;
-  if (request.operation === 'CREATE') return claimRequest(serverName, claimName, claim, world);
   const server = world.getServer(serverName);
-  if (!server)
-    return deny(Codes.SERVER_NOT_FOUND, `server ${serverName} is not known (yet)`, { retryAfterSeconds: 10 });
+  // A serverRef to a server nobody knows binds nothing: admitted with the create's warning, never a
+  // 429 (kubectl retries those for 100 s, and retrying changes nothing). When the server appears, the
+  // Server side of the binding (serverBinding) is judged as usual.
+  if (request.operation === 'CREATE' || !server) return claimRequest(serverName, claimName, claim, world);
   // metal-operator binds the Server first, then records serverRef on the claim: that write follows a
   // binding that already happened and a later cordon must not strand it.
   const bound = server.spec.serverClaimRef;

@@ -21,6 +21,7 @@ export interface Fixtures {
 export const NOW = new Date('2026-03-10T12:00:00Z');
 export const MAINTENANCE_CONTROLLER = 'system:serviceaccount:metal-maintenance-system:maintenance-controller';
 export const APPROVAL_CONTROLLER = 'system:serviceaccount:metal-maintenance-system:approval-controller';
+export const DRAIN_CONTROLLER = 'system:serviceaccount:metal-maintenance-system:drain-controller';
 
 /** A fresh copy of the world in world.yaml. */
 export function loadWorld(): Fixtures & Required<Pick<WorldContents, 'bmcs'>> {
@@ -66,6 +67,16 @@ const RESOURCES: Record<string, { group: string; version: string; resource: stri
     resource: 'servermaintenances',
   },
   ServerBoot: { group: 'maintenance.metal.ironcore.dev', version: 'v1alpha1', resource: 'serverboots' },
+  ServerDisruptionBudget: {
+    group: 'maintenance.metal.ironcore.dev',
+    version: 'v1alpha1',
+    resource: 'serverdisruptionbudgets',
+  },
+  ServerClaimDisruptionBudget: {
+    group: 'maintenance.metal.ironcore.dev',
+    version: 'v1alpha1',
+    resource: 'serverclaimdisruptionbudgets',
+  },
   ConfigMap: { group: '', version: 'v1', resource: 'configmaps' },
   BIOSVersion: { group: 'system.metal.ironcore.dev', version: 'v1alpha1', resource: 'biosversions' },
   BMCSettings: { group: 'baseboard.metal.ironcore.dev', version: 'v1alpha1', resource: 'bmcsettings' },

@@ -9,6 +9,7 @@ import {
   ServerMaintenanceRef,
   SettingsStates,
   firmwareStatusFields,
+  ChildDriftPolicy,
 } from '../../firmware/common.js';
 import { BASEBOARD_GROUP, BASEBOARD_VERSION } from './group.js';
 
@@ -30,6 +31,7 @@ export const ServerMaintenanceRefItem = Type.Object({
 export const BMCSettingsSpec = Type.Object(
   {
     ...settingsTemplateFields('BMC'),
+    driftPolicy: ChildDriftPolicy(),
     bmcRef: LocalObjectReference({
       description: 'BMC to configure.',
       rules: [

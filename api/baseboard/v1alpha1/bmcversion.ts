@@ -8,6 +8,7 @@ import {
   Task,
   VersionStates,
   firmwareStatusFields,
+  ChildDriftPolicy,
 } from '../../firmware/common.js';
 import { BASEBOARD_GROUP, BASEBOARD_VERSION } from './group.js';
 
@@ -18,6 +19,7 @@ export type BMCVersionTemplate = Static<typeof BMCVersionTemplate>;
 
 export const BMCVersionSpec = Type.Object({
   ...versionTemplateFields('BMC'),
+  driftPolicy: ChildDriftPolicy(),
   bmcRef: LocalObjectReference({
     description: 'BMC to upgrade.',
     rules: [

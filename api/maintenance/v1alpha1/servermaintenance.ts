@@ -17,6 +17,7 @@ import {
 } from '../../schema/index.js';
 import { MAINTENANCE_GROUP, MAINTENANCE_VERSION } from './group.js';
 import { bootImageRules, IMAGE_MAX } from './boot-image.js';
+import { DrainStatus } from './drain-status.js';
 
 /** Highest priority: the top of PriorityClass's user range (HighestUserDefinablePriority). */
 export const PRIORITY_MAX = 1_000_000_000;
@@ -158,6 +159,7 @@ export const ServerMaintenanceStatus = Type.Object({
   completedAt: Type.Optional(Time()),
   message: Type.Optional(Type.String()),
   queuePosition: Type.Optional(Int32({ minimum: 0, description: '0 when next (or active) on its server.' })),
+  drain: Type.Optional(DrainStatus),
 });
 export type ServerMaintenanceStatus = Static<typeof ServerMaintenanceStatus>;
 

@@ -17,6 +17,7 @@ import {
   SettingsStates,
   firmwareStatusFields,
   LastAppliedTime,
+  ChildDriftPolicy,
 } from '../../firmware/common.js';
 import { SYSTEM_GROUP, SYSTEM_VERSION } from './group.js';
 
@@ -30,6 +31,7 @@ export type BIOSSettingsTemplate = Static<typeof BIOSSettingsTemplate>;
 export const BIOSSettingsSpec = Type.Object(
   {
     ...settingsTemplateFields('BIOS'),
+    driftPolicy: ChildDriftPolicy(),
     serverRef: LocalObjectReference({
       description: 'Server whose BIOS is configured.',
       rules: [

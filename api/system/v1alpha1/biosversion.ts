@@ -8,6 +8,7 @@ import {
   Task,
   VersionStates,
   firmwareStatusFields,
+  ChildDriftPolicy,
 } from '../../firmware/common.js';
 import { SYSTEM_GROUP, SYSTEM_VERSION } from './group.js';
 
@@ -18,6 +19,7 @@ export type BIOSVersionTemplate = Static<typeof BIOSVersionTemplate>;
 
 export const BIOSVersionSpec = Type.Object({
   ...versionTemplateFields('BIOS'),
+  driftPolicy: ChildDriftPolicy(),
   serverRef: LocalObjectReference({
     description: 'Server whose BIOS is upgraded.',
     rules: [

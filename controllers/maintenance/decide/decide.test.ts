@@ -225,7 +225,31 @@ describe('starting', () => {
     const claimed = server('s1', { serverClaimRef: { namespace: 't', name: 'c' } });
     const plan = decideServer(input({ maintenances: [m], server: claimed }));
     expect(plan.attempt).toBeUndefined();
-    expect(plan.taint).toBeUndefined();
+    // Still Approved, so the placement rule refuses the server (should the claim let go of it): the
+    // taint says so to metal-operator's binder.
+    expect(plan.taint).toEqual({ value: 'uid-m' });
+  });
+
+  it('taints for an approved maintenance that is not ours yet, in the plan that writes its Approved state', () => {
+    const m = maint('m', {
+      meta: { finalizers: [] },
+      status: {
+        state: 'Announced',
+        announcedAt: iso(-100),
+        approval: { source: 'Owner', approvedAt: iso(-1) },
+      },
+    });
+    const plan = decideServer(input({ maintenances: [m] }));
+    expect(plan.addFinalizer).toEqual([m]);
+    expect(plan.statuses.find((w) => w.m === m)?.status.state).toBe('Approved');
+    expect(plan.attempt).toBeUndefined();
+    expect(plan.taint).toEqual({ value: 'uid-m' });
+  });
+
+  it('puts no taint on for a maintenance the placement rule does not refuse for (Pending, Announced)', () => {
+    const pending = maint('p');
+    const announced = maint('a', { status: { state: 'Announced', announcedAt: iso(-100) } });
+    expect(decideServer(input({ maintenances: [pending, announced] })).taint).toBeUndefined();
   });
 
   it('turns a denial into Admitted=False with the webhook reason, keeping the waiting state', () => {

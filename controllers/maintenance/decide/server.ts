@@ -22,7 +22,7 @@ import type {
 import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
 import { rfc3339 } from '../../../contract/time.js';
 import { compact } from '../../shared/compact.js';
-import { isDeleting, stateOf, uidOf, waitingState } from '../../../contract/lifecycle.js';
+import { isDeleting, isTerminal, stateOf, uidOf, waitingState } from '../../../contract/lifecycle.js';
 import { planActive } from './active.js';
 import { type Sets, classify } from './classify.js';
 import { type ServerInput, type ServerPlan, emptyPlan, ours } from './model.js';
@@ -73,6 +73,28 @@ export function projectionFor(
   return old && sameProjection(old, next) ? undefined : next;
 }
 
+/**
+ * Whether the placement rule refuses the server for this waiting maintenance once this plan's statuses
+ * are written: it is Approved (or becomes so: the approval controller answered) and not over.
+ */
+export const refusesPlacement = (m: ServerMaintenance) =>
+  !isTerminal(m) && (stateOf(m) === 'Approved' || waitingState(m) === 'Approved');
+
+/**
+ * Whom the taint names when nobody holds or is tried: the first approved maintenance of ours. The taint
+ * goes on once a maintenance is approved, before it is tried (WS1: the taint write is a compare-and-swap
+ * against a concurrent bind). It covers every maintenance the placement rule refuses the server for,
+ * also one whose approval does not stand or that is not ours yet: the reconciler writes a new taint
+ * before the statuses and removes one after the last of them (issue 29: upstream's binder skips what
+ * carries it, so it never meets our refusal).
+ */
+function nextToTaint(input: ServerInput, server: Server, sets: Sets): ServerMaintenance | undefined {
+  return (
+    sets.queued.find((m) => ours(m) && approvalStands(m, server, input.policy)) ??
+    sets.queued.find(refusesPlacement)
+  );
+}
+
 export type ParkRole = 'active' | 'keep' | 'release';
 
 /** Taint for whoever holds the server (or is next); park for the active one, unpark once released. */
@@ -119,14 +141,11 @@ export function decideServer(input: ServerInput): ServerPlan {
   // brings us back, and then the next one is tried.
   const candidate = planQueue(input, server, sets, holder, !finishedHolder, plan);
   if (!server) return plan;
-  const approved = sets.queued.find((m) => ours(m) && approvalStands(m, server, input.policy));
-  // The taint goes on once a maintenance is approved, before it is tried (WS1: the taint write is a
-  // compare-and-swap against a concurrent bind); its value names the maintenance holding or next.
   const role = parkRole(sets, blocking);
   const park = planServer(
     input,
     server,
-    holder ?? candidate ?? approved,
+    holder ?? candidate ?? nextToTaint(input, server, sets),
     { role, ...(sets.active ? { active: sets.active } : {}) },
     plan,
   );

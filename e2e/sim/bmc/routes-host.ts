@@ -13,15 +13,7 @@ import {
 } from './reply.js';
 import * as view from './resources.js';
 
-const RESET_TYPES = new Set([
-  'On',
-  'ForceOff',
-  'GracefulShutdown',
-  'GracefulRestart',
-  'ForceRestart',
-  'PowerCycle',
-  'Nmi',
-]);
+const RESET_TYPES: ReadonlySet<string> = new Set(view.RESET_TYPES);
 
 export function systemReset(req: SimRequest): SimReply {
   const guard = actionGuard(req);
@@ -144,6 +136,9 @@ export function insertMedia(req: SimRequest, id: string): SimReply {
   };
   if (typeof body.Image !== 'string' || !/^https?:\/\//.test(body.Image))
     return reject('Image must be an http(s) URL');
+  if (bmc.profile.quirks.insertActionInfo && !body.TransferProtocolType) {
+    return reject("TransferProtocolType is required (see the action's @Redfish.ActionInfo)");
+  }
   if (bmc.profile.quirks.supermicroMedia) {
     if ('Inserted' in body || 'WriteProtected' in body)
       return reject('Inserted and WriteProtected are not supported');

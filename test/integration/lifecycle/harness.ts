@@ -39,7 +39,8 @@ import {
   ServerResource,
 } from '../../../lib/kube/kinds.js';
 
-export type ControllerName = 'maintenance-controller' | 'approval-controller' | 'budget-controller';
+export type ControllerName =
+  'maintenance-controller' | 'approval-controller' | 'budget-controller' | 'drain-controller';
 export const CONTROLLERS: readonly ControllerName[] = [
   'maintenance-controller',
   'approval-controller',
@@ -49,6 +50,7 @@ export const ENTRY: Record<ControllerName, string> = {
   'maintenance-controller': 'controllers/maintenance/main.ts',
   'approval-controller': 'controllers/approval/main.ts',
   'budget-controller': 'controllers/budget/main.ts',
+  'drain-controller': 'controllers/drain/main.ts',
 };
 
 /** Claims carrying this label have a consumer (policy autoApproval.consumerLabels). */
@@ -92,6 +94,8 @@ export interface LifecycleOptions {
   flags?: Partial<Record<ControllerName, string[]>>;
   /** The simulated actor's default hold once a maintenance is Ready; undefined: no actor. */
   actorHoldMs?: number;
+  /** Controllers started besides CONTROLLERS (the drain controller). */
+  extra?: ControllerName[];
 }
 
 export interface Fleet {
@@ -169,10 +173,9 @@ export async function startLifecycle(options: LifecycleOptions = {}): Promise<Li
   const ns = await freshNamespace(admin, 'lc-ops');
   const webhook = await startWebhook(admin, { replicas: 1 });
   await writePolicy(admin, policyData(options.policy ?? {}));
+  const all = [...CONTROLLERS, ...(options.extra ?? [])];
   const kubeconfigs = Object.fromEntries(
-    await Promise.all(
-      CONTROLLERS.map(async (c) => [c, (await kubeconfigForBinary(admin, c)).kubeconfig] as const),
-    ),
+    await Promise.all(all.map(async (c) => [c, (await kubeconfigForBinary(admin, c)).kubeconfig] as const)),
   ) as Record<ControllerName, string>;
   const spawn = (name: ControllerName) =>
     spawnBinary(name, ENTRY[name], [
@@ -185,11 +188,11 @@ export async function startLifecycle(options: LifecycleOptions = {}): Promise<Li
       '--retry-period=0.5',
       ...(options.flags?.[name] ?? []),
     ]);
-  const controllers = Object.fromEntries(CONTROLLERS.map((c) => [c, spawn(c)])) as Record<
+  const controllers = Object.fromEntries(all.map((c) => [c, spawn(c)])) as Record<
     ControllerName,
     RunningBinary
   >;
-  await Promise.all(CONTROLLERS.map((c) => started(controllers[c], c)));
+  await Promise.all(all.map((c) => started(controllers[c], c)));
 
   const simKubeconfig = (await kubeconfigForBinary(admin, 'fleet-simulator', 'e2e/sim/fleet/rbac.yaml'))
     .kubeconfig;
@@ -259,7 +262,7 @@ export async function startLifecycle(options: LifecycleOptions = {}): Promise<Li
     async stop() {
       await watch.stop();
       await sim.stop().catch(() => undefined);
-      await Promise.all(CONTROLLERS.map((c) => controllers[c].stop('SIGTERM', 15_000)));
+      await Promise.all(all.map((c) => controllers[c].stop('SIGTERM', 15_000)));
       await webhook.stop();
       await writePolicy(admin, defaultPolicyData()).catch(() => undefined);
       await admin.close();

@@ -106,6 +106,35 @@ export async function tenantIdentity(admin: KubeClient, namespace: string): Prom
   return identity(await tokenKubeconfig(admin, namespace, name));
 }
 
+/**
+ * Somebody who may create ServerMaintenances in `namespace` (RBAC, namespaced) and read claims there:
+ * what RBAC alone lets request maintenance. Which servers it may name is the webhook's to decide.
+ */
+export async function requesterIdentity(
+  admin: KubeClient,
+  namespace: string,
+  name: string,
+): Promise<Identity> {
+  await admin.resource(Core.ServiceAccount).create({ metadata: { name, namespace } });
+  await admin.resource(Core.Role).create({
+    metadata: { name, namespace },
+    rules: [
+      { apiGroups: [METAL], resources: ['serverclaims'], verbs: ['get', 'list', 'watch'] },
+      {
+        apiGroups: [MAINT],
+        resources: ['servermaintenances'],
+        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+      },
+    ],
+  } as never);
+  await admin.resource(Core.RoleBinding).create({
+    metadata: { name, namespace },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+    subjects: [{ kind: 'ServiceAccount', name, namespace }],
+  } as never);
+  return identity(await tokenKubeconfig(admin, namespace, name));
+}
+
 // ------------------------------------------------------------------ builders
 
 export function server(
@@ -260,7 +289,7 @@ export interface RawResponse {
  */
 export async function rawRequest(
   kubeconfig: string,
-  method: 'POST' | 'PUT' | 'PATCH',
+  method: 'POST' | 'PUT' | 'PATCH' | 'DELETE',
   path: string,
   body: unknown,
   contentType = 'application/json',
