@@ -13,8 +13,12 @@ import type { ServerMaintenance } from '../api/maintenance/v1alpha1/servermainte
 import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
 import type { LegacyServerMaintenance } from '../api/legacy/v1alpha1/servermaintenance.js';
+import type { MaintenancePipeline } from '../api/maintenance/v1alpha1/maintenancepipeline.js';
+import type { MaintenancePipelineRun } from '../api/maintenance/v1alpha1/maintenancepipelinerun.js';
 import {
   LegacyServerMaintenanceResource,
+  MaintenancePipelineResource,
+  MaintenancePipelineRunResource,
   ServerClaimDisruptionBudgetResource,
   ServerClaimResource,
   ServerDisruptionBudgetResource,
@@ -43,6 +47,8 @@ export interface Api {
   legacy: ResourceClient<LegacyServerMaintenance>;
   serverBudgets: ResourceClient<ServerDisruptionBudget>;
   claimBudgets: ResourceClient<ServerClaimDisruptionBudget>;
+  pipelines: ResourceClient<MaintenancePipeline>;
+  pipelineRuns: ResourceClient<MaintenancePipelineRun>;
 }
 
 export function api(client: KubeClient): Api {
@@ -54,6 +60,8 @@ export function api(client: KubeClient): Api {
     legacy: client.resource(LegacyServerMaintenanceResource),
     serverBudgets: client.resource(ServerDisruptionBudgetResource),
     claimBudgets: client.resource(ServerClaimDisruptionBudgetResource),
+    pipelines: client.resource(MaintenancePipelineResource),
+    pipelineRuns: client.resource(MaintenancePipelineRunResource),
   };
 }
 

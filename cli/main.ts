@@ -31,6 +31,7 @@ import {
   summaryLine,
 } from './status.js';
 import { painter, table, wantsColor, type Painter } from './output.js';
+import { pipelineStatusLines } from './pipeline.js';
 
 interface GlobalFlags extends ConnectionFlags {
   namespace?: string;
@@ -135,6 +136,11 @@ async function status(a: Api, flags: GlobalFlags, io: CliIO, p: Painter) {
   io.out(summaryLine(fleetSummary(objects)));
 }
 
+async function pipelineStatus(a: Api, name: string, io: CliIO, p: Painter) {
+  const [pipeline, runs] = await Promise.all([a.pipelines.get(name), listAllOrNone(a.pipelineRuns)]);
+  for (const line of pipelineStatusLines(pipeline, runs, p)) io.out(line);
+}
+
 interface MigrateFlags {
   apply?: boolean;
   deleteLegacy?: boolean;
@@ -146,7 +152,7 @@ export function buildProgram(io: CliIO = defaultIO): { program: Command; result:
   const result = { exitCode: 0 };
   const program = new Command('kubectl-metal')
     .description(
-      'Maintenance contract for IronCore bare-metal fleets: migrate, cordon, approve, defer, status',
+      'Maintenance contract for IronCore bare-metal fleets: migrate, cordon, approve, defer, status, pipeline',
     )
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context')
@@ -226,6 +232,15 @@ export function buildProgram(io: CliIO = defaultIO): { program: Command; result:
     .command('status')
     .description('maintenances, budgets and the fleet at a glance')
     .action(async (_o: unknown, cmd: Command) => withApi(g(cmd), (a) => status(a, g(cmd), io, paint(cmd))));
+
+  program
+    .command('pipeline')
+    .description('MaintenancePipelines')
+    .command('status <name>')
+    .description("a pipeline's runs, stages and servers, with the aggregate phases")
+    .action(async (name: string, _o: unknown, cmd: Command) =>
+      withApi(g(cmd), (a) => pipelineStatus(a, name, io, paint(cmd))),
+    );
   return { program, result };
 }
 

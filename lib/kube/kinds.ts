@@ -14,6 +14,8 @@ import { BIOSVersionKind } from '../../api/system/v1alpha1/biosversion.js';
 import { BIOSSettingsKind } from '../../api/system/v1alpha1/biossettings.js';
 import { BMCVersionKind } from '../../api/baseboard/v1alpha1/bmcversion.js';
 import { BMCSettingsKind } from '../../api/baseboard/v1alpha1/bmcsettings.js';
+import { MaintenancePipelineKind } from '../../api/maintenance/v1alpha1/maintenancepipeline.js';
+import { MaintenancePipelineRunKind } from '../../api/maintenance/v1alpha1/maintenancepipelinerun.js';
 import { resourceOf } from './resources.js';
 
 export const ServerResource = resourceOf(ServerKind);
@@ -30,3 +32,5 @@ export const BIOSVersionResource = resourceOf(BIOSVersionKind);
 export const BIOSSettingsResource = resourceOf(BIOSSettingsKind);
 export const BMCVersionResource = resourceOf(BMCVersionKind);
 export const BMCSettingsResource = resourceOf(BMCSettingsKind);
+export const MaintenancePipelineResource = resourceOf(MaintenancePipelineKind);
+export const MaintenancePipelineRunResource = resourceOf(MaintenancePipelineRunKind);
