@@ -11,7 +11,12 @@ import { Command, Option } from 'commander';
 import { MetalError, errorMessage } from '../lib/errors.js';
 import { KubeApiError } from '../lib/kube/errors.js';
 import { updateWithRetry } from '../lib/kube/status-writer.js';
-import { api, connect, listAllOrNone, type Api, type ConnectionFlags } from './kube.js';
+import { api, connect, listAllOrNone, listVisible, type Api, type ConnectionFlags } from './kube.js';
+import type { Server } from '../api/metal/v1alpha1/server.js';
+import type { ServerClaim } from '../api/metal/v1alpha1/serverclaim.js';
+import type { ServerMaintenance } from '../api/maintenance/v1alpha1/servermaintenance.js';
+import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
+import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
 import { runMigrate } from './migrate-run.js';
 import {
   CliErrors,
@@ -117,13 +122,23 @@ async function defer(
 }
 
 async function status(a: Api, flags: GlobalFlags, io: CliIO, p: Painter) {
-  const [servers, claims, maintenances, serverBudgets, claimBudgets] = await Promise.all([
-    listAllOrNone(a.servers),
-    listAllOrNone(a.claims),
-    listAllOrNone(a.maintenances, flags.namespace),
-    listAllOrNone(a.serverBudgets),
-    listAllOrNone(a.claimBudgets, flags.namespace),
+  const ns = flags.namespace;
+  // Each list on its own: a tenant may list its namespace's objects but not cluster-scoped servers or
+  // fleet budgets. What it may not see is said, not failed on.
+  const lists = await Promise.all([
+    listVisible(a.servers, 'servers'),
+    listVisible(a.claims, 'serverclaims', ns),
+    listVisible(a.maintenances, 'servermaintenances', ns),
+    listVisible(a.serverBudgets, 'serverdisruptionbudgets'),
+    listVisible(a.claimBudgets, 'serverclaimdisruptionbudgets', ns),
   ]);
+  const [servers, claims, maintenances, serverBudgets, claimBudgets] = lists.map((l) => l.items) as [
+    Server[],
+    ServerClaim[],
+    ServerMaintenance[],
+    ServerDisruptionBudget[],
+    ServerClaimDisruptionBudget[],
+  ];
   const objects = { servers, claims, maintenances, serverBudgets, claimBudgets };
   io.out(p.bold('MAINTENANCES'));
   const rows = maintenanceRows(objects);
@@ -133,7 +148,13 @@ async function status(a: Api, flags: GlobalFlags, io: CliIO, p: Painter) {
   const budgets = budgetRows(objects);
   io.out(budgets.length ? table(BUDGET_HEAD, budgets) : 'none');
   io.out('');
-  io.out(summaryLine(fleetSummary(objects)));
+  const hidden = lists.flatMap((l) => (l.hidden ? [l.hidden] : []));
+  io.out(summaryLine(fleetSummary(objects), { serversHidden: lists[0].hidden !== undefined }));
+  if (hidden.length > 0) {
+    io.out('');
+    io.out(p.bold('HIDDEN (not allowed to list; the rest above is complete)'));
+    for (const h of hidden) io.out(`  ${h}`);
+  }
 }
 
 async function pipelineStatus(a: Api, name: string, io: CliIO, p: Painter) {

@@ -41,12 +41,35 @@ export const BUDGET_HEAD = [
 /** Order of states in the table: what needs attention first. */
 const STATE_ORDER = ['Failed', 'InMaintenance', 'Approved', 'Announced', 'Pending', 'Completed'];
 
-/** Why a maintenance is not moving, from the first False condition (e.g. Admitted=False BudgetExhausted). */
+/**
+ * Condition types by how well they say why a maintenance waits. Admitted is the maintenance
+ * controller's answer to "why not now" (NotBefore, BudgetExhausted, OutsideWindow, ...); Approved and
+ * Announced are the owner's side. An unclaimed server's Announced=False Unclaimed is no wait at all:
+ * nobody has to be told, so it never hides the real reason.
+ */
+const WAIT_CONDITIONS = ['Admitted', 'Approved', 'Announced'];
+const NOT_A_WAIT = new Set(['Announced/Unclaimed']);
+
+/** Why a maintenance is not moving, from its conditions (e.g. Admitted=False NotBefore). */
 export function waitingReason(m: ServerMaintenance): string {
-  const blocked = (m.status?.conditions ?? []).find((c) => c.status === 'False' && c.type !== 'Ready');
-  if (m.status?.state === 'Failed')
-    return (m.status.conditions ?? []).find((c) => c.type === 'Failed')?.reason ?? 'Failed';
-  return blocked?.reason ?? '';
+  const conditions = m.status?.conditions ?? [];
+  if (m.status?.state === 'Failed') return conditions.find((c) => c.type === 'Failed')?.reason ?? 'Failed';
+  const waits = conditions.filter(
+    (c) => c.status === 'False' && c.type !== 'Ready' && !NOT_A_WAIT.has(`${c.type}/${c.reason}`),
+  );
+  const rank = (type: string) => {
+    const i = WAIT_CONDITIONS.indexOf(type);
+    return i < 0 ? WAIT_CONDITIONS.length : i;
+  };
+  return [...waits].sort((a, b) => rank(a.type) - rank(b.type))[0]?.reason ?? '';
+}
+
+/** The claim holding a server: the server's claimRef, else a listed claim whose serverRef names it. */
+function claimOf(o: FleetObjects, server: string, servers: Map<string | undefined, Server>): string {
+  const ref = servers.get(server)?.spec.serverClaimRef;
+  if (ref) return `${ref.namespace}/${ref.name}`;
+  const c = o.claims.find((x) => x.spec.serverRef?.name === server);
+  return c ? `${c.metadata.namespace}/${c.metadata.name}` : '-';
 }
 
 export function maintenanceRows(o: FleetObjects, now = Date.now()): string[][] {
@@ -58,7 +81,6 @@ export function maintenanceRows(o: FleetObjects, now = Date.now()): string[][] {
   return [...o.maintenances]
     .sort((a, b) => rank(a) - rank(b) || (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))
     .map((m) => {
-      const ref = servers.get(m.spec.serverRef.name)?.spec.serverClaimRef;
       return [
         m.metadata.namespace ?? '',
         m.metadata.name ?? '',
@@ -66,7 +88,7 @@ export function maintenanceRows(o: FleetObjects, now = Date.now()): string[][] {
         m.metadata.deletionTimestamp ? 'Completing' : (m.status?.state ?? 'Pending'),
         m.spec.reason ?? 'Other',
         m.spec.class ?? 'Planned',
-        ref ? `${ref.namespace}/${ref.name}` : '-',
+        claimOf(o, m.spec.serverRef.name, servers),
         m.status?.approval?.source ?? '-',
         waitingReason(m) || '-',
         age(m.metadata.creationTimestamp, now),
@@ -76,21 +98,52 @@ export function maintenanceRows(o: FleetObjects, now = Date.now()): string[][] {
 
 type Budget = (ServerDisruptionBudget | ServerClaimDisruptionBudget) & { kind?: string };
 
+/**
+ * One row per budget and topology domain: a budget with a topologyKey limits each domain on its own,
+ * so its counters are shown per domain (TOPOLOGY `rack=r1`), never summed over domains. A budget
+ * whose status has no domains yet shows its totals.
+ */
 export function budgetRows(o: FleetObjects): string[][] {
-  const row = (kind: string, b: Budget, topology: string) => [
+  const row = (
+    kind: string,
+    b: Budget,
+    topology: string,
+    n: { e?: number; u?: number; a?: number; g?: number },
+  ) => [
     kind,
     b.metadata.namespace ? `${b.metadata.namespace}/${b.metadata.name}` : (b.metadata.name ?? ''),
     String(b.spec.maxUnavailable),
     topology,
-    String(b.status?.expected ?? '-'),
-    String(b.status?.unavailable ?? '-'),
-    String(b.status?.disruptionsAllowed ?? '-'),
-    String(b.status?.grants?.length ?? 0),
+    String(n.e ?? '-'),
+    String(n.u ?? '-'),
+    String(n.a ?? '-'),
+    String(n.g ?? 0),
     b.spec.paused ? 'yes' : 'no',
   ];
+  const rows = (kind: string, b: Budget, key: string | undefined) => {
+    const totals = {
+      e: b.status?.expected,
+      u: b.status?.unavailable,
+      a: b.status?.disruptionsAllowed,
+      g: b.status?.grants?.length ?? 0,
+    };
+    const domains = key ? (b.status?.domains ?? []) : [];
+    if (domains.length === 0) return [row(kind, b, key ?? '-', totals)];
+    const granted = (d: string) => (b.status?.grants ?? []).filter((g) => (g.domain ?? '') === d).length;
+    return [...domains]
+      .sort((x, y) => x.name.localeCompare(y.name))
+      .map((d) =>
+        row(kind, b, `${key}=${d.name || '(none)'}`, {
+          e: d.expected,
+          u: d.unavailable,
+          a: d.allowed,
+          g: granted(d.name),
+        }),
+      );
+  };
   return [
-    ...o.serverBudgets.map((b) => row('ServerDisruptionBudget', b, b.spec.topologyKey ?? '-')),
-    ...o.claimBudgets.map((b) => row('ServerClaimDisruptionBudget', b, '-')),
+    ...o.serverBudgets.flatMap((b) => rows('ServerDisruptionBudget', b, b.spec.topologyKey)),
+    ...o.claimBudgets.flatMap((b) => rows('ServerClaimDisruptionBudget', b, undefined)),
   ];
 }
 
@@ -127,14 +180,17 @@ export function fleetSummary(o: FleetObjects): FleetSummary {
   };
 }
 
-export function summaryLine(s: FleetSummary): string {
+export function summaryLine(s: FleetSummary, o: { serversHidden?: boolean } = {}): string {
   const states = Object.entries(s.maintenancesByState)
     .sort(([a], [b]) => STATE_ORDER.indexOf(a) - STATE_ORDER.indexOf(b))
     .map(([k, v]) => `${v} ${k}`)
     .join(', ');
   const total = Object.values(s.maintenancesByState).reduce((a, b) => a + b, 0);
+  const fleet = o.serversHidden
+    ? 'Servers hidden (not allowed to list them). '
+    : `${s.servers} servers: ${s.claimed} claimed, ${s.cordoned} cordoned, ${s.parked} parked, ${s.inMaintenance} in maintenance. `;
   return (
-    `${s.servers} servers: ${s.claimed} claimed, ${s.cordoned} cordoned, ${s.parked} parked, ${s.inMaintenance} in maintenance. ` +
+    fleet +
     `${total} maintenance(s)${states ? `: ${states}` : ''}. ${s.claimsAwaitingApproval} claim(s) awaiting approval.`
   );
 }

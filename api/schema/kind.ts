@@ -3,6 +3,7 @@
 import { Type, type Static, type TObject, type TSchema, type TOptional } from '@sinclair/typebox';
 import type { ObjectMeta } from './meta.js';
 import { k8sOptions, type CelRule } from './types.js';
+import { boundStrings } from './bounds.js';
 
 export interface PrinterColumn {
   name: string;
@@ -61,6 +62,7 @@ export function defineKind<Body extends Record<string, TSchema>>(
   input: KindInput<Body>,
 ): KindDefinition<Body> {
   const body = input.body;
+  for (const field of Object.values(body)) boundStrings(field);
   const schema = Type.Object(
     {
       apiVersion: Type.Optional(Type.String()),

@@ -2,8 +2,8 @@
 // the boot target while the boot lasts, restore afterwards). See docs/boot.md.
 //
 //   tsx controllers/boot/main.ts [--kubeconfig FILE] [--bmc-ca-file FILE] [--poll-interval 2] …
-import { existsSync, readFileSync } from 'node:fs';
 import { runControllerBinary, type CommonFlags } from '../../lib/kube/index.js';
+import { bmcTls } from '../shared/bmc-tls.js';
 import { RedfishEdge } from './edge.js';
 import { BootController } from './reconciler.js';
 
@@ -61,20 +61,8 @@ const mgr = await runControllerBinary({
       .option('--workers <n>', 'ServerBoots reconciled at once', (v) => Number.parseInt(v, 10), 4),
   setup: (m, common) => {
     const flags = common as BootFlags;
-    // The shipped Deployment mounts the ConfigMap metal-maintenance-bmc-ca as optional: until an operator
-    // creates it the file is absent, and the controller runs refusing https BMCs (restart it to pick
-    // the bundle up) rather than crash-looping.
-    const caFile = flags.bmcCaFile && existsSync(flags.bmcCaFile) ? flags.bmcCaFile : undefined;
-    if (flags.bmcCaFile && !caFile) {
-      m.logger.warn(
-        { bmcCaFile: flags.bmcCaFile },
-        '--bmc-ca-file does not exist (is the ConfigMap metal-maintenance-bmc-ca created?): https BMCs will be refused',
-      );
-    } else if (!caFile && !flags.bmcInsecureSkipTlsVerify) {
-      m.logger.warn('neither --bmc-ca-file nor --bmc-insecure-skip-tls-verify: https BMCs will be refused');
-    }
     edge = new RedfishEdge({
-      tls: caFile ? { ca: readFileSync(caFile) } : { insecure: flags.bmcInsecureSkipTlsVerify === true },
+      tls: bmcTls(flags, m.logger),
       timeoutMs: flags.redfishTimeout,
       logger: m.logger.child({ component: 'redfish' }),
       onError: (code, operation) => controller.metrics.redfishErrors.inc({ code, operation }),

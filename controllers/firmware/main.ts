@@ -3,8 +3,8 @@
 // ServerMaintenances it requests. See docs/firmware.md.
 //
 //   tsx controllers/firmware/main.ts [--kubeconfig FILE] [--bmc-ca-file FILE] [--poll-interval 2] …
-import { readFileSync } from 'node:fs';
 import { runControllerBinary, type CommonFlags } from '../../lib/kube/index.js';
+import { bmcTls } from '../shared/bmc-tls.js';
 import { RedfishFirmware } from './edge.js';
 import { FirmwareController } from './reconciler.js';
 
@@ -36,13 +36,8 @@ const mgr = await runControllerBinary({
       .option('--workers <n>', 'firmware objects reconciled at once', (v) => Number.parseInt(v, 10), 8),
   setup: (m, common) => {
     const flags = common as FirmwareFlags;
-    if (!flags.bmcCaFile && !flags.bmcInsecureSkipTlsVerify) {
-      m.logger.warn('neither --bmc-ca-file nor --bmc-insecure-skip-tls-verify: https BMCs will be refused');
-    }
     port = new RedfishFirmware({
-      tls: flags.bmcCaFile
-        ? { ca: readFileSync(flags.bmcCaFile) }
-        : { insecure: flags.bmcInsecureSkipTlsVerify === true },
+      tls: bmcTls(flags, m.logger),
       timeoutMs: flags.redfishTimeout,
       logger: m.logger.child({ component: 'redfish' }),
       onError: (code, operation) => controller.metrics.redfishErrors.inc({ code, operation }),

@@ -35,9 +35,10 @@ export function k8sToolPath(tool: K8sTool): string {
   return join(preparedDir('k8s-tools.sh'), tool);
 }
 
-/** Absolute path of the kwok binary (simulated kubelets), built by scripts/lib/kwok.sh. */
-export function kwokPath(): string {
-  return join(preparedDir('kwok.sh'), 'kwok');
+/** The kwok binary (simulated kubelets) and its node and pod stages, from scripts/lib/kwok.sh. */
+export function kwokFiles(): { bin: string; stages: string } {
+  const dir = preparedDir('kwok.sh');
+  return { bin: join(dir, 'kwok'), stages: join(dir, 'stages.yaml') };
 }
 
 export interface KubectlResult {

@@ -51,6 +51,8 @@ export interface ScrapeTarget {
   scheme?: 'http' | 'https';
   /** For an https target (the API server): client certificate and CA. */
   tls?: { caFile: string; certFile: string; keyFile: string };
+  /** Scrape interval of this target (default: the global one); a large /metrics needs longer. */
+  interval?: string;
 }
 
 export interface PromSample {
@@ -70,6 +72,8 @@ export interface PrometheusHandle {
   query(expr: string): Promise<PromSample[]>;
   /** Names of every metric Prometheus has ingested, and the label names of each. */
   seriesLabels(): Promise<Map<string, Set<string>>>;
+  /** Names of every metric a target declared (# TYPE/# HELP), with or without samples yet. */
+  metadataNames(): Promise<Set<string>>;
   /** Active alerts (pending or firing). */
   alerts(): Promise<PromAlert[]>;
   /** Waits until every target's last scrape succeeded. */
@@ -105,6 +109,7 @@ export async function startPrometheus(opts: {
     scrape_configs: opts.targets.map((t, i) => ({
       job_name: `${t.job}-${i}`,
       scheme: t.scheme ?? 'http',
+      ...(t.interval ? { scrape_interval: t.interval, scrape_timeout: t.interval } : {}),
       ...(t.tls
         ? { tls_config: { ca_file: t.tls.caFile, cert_file: t.tls.certFile, key_file: t.tls.keyFile } }
         : {}),
@@ -185,6 +190,9 @@ export async function startPrometheus(opts: {
       }
       return out;
     },
+    async metadataNames() {
+      return new Set(Object.keys(await api<Record<string, unknown>>('/api/v1/metadata')));
+    },
     async alerts() {
       return (await api<{ alerts: PromAlert[] }>('/api/v1/alerts')).alerts;
     },
@@ -205,4 +213,34 @@ export async function startPrometheus(opts: {
     },
     stop,
   };
+}
+
+const PROMQL_KEYWORDS = new Set(['by', 'without', 'on', 'ignoring', 'group_left', 'group_right']);
+const PROMQL_OPERATORS = new Set(['and', 'or', 'unless', 'bool', 'offset', 'inf', 'nan']);
+
+/**
+ * The metric names and label names a PromQL expression reads: selectors' names and matchers, and the
+ * labels of by/without/on/ignoring/group_* lists. Strings, ranges and function names are skipped.
+ */
+export function promqlNames(expr: string): { metrics: Set<string>; labels: Set<string> } {
+  const labels = new Set<string>();
+  const metrics = new Set<string>();
+  let s = expr
+    .replace(/#[^\n]*/g, ' ')
+    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`/g, '""')
+    .replace(/\[[^\]]*\]/g, ' ');
+  s = s.replace(/\{([^}]*)\}/g, (_, body: string) => {
+    for (const m of body.matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)\s*(?:=~|!~|!=|=)/g)) labels.add(m[1]!);
+    return ' ';
+  });
+  s = s.replace(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\(([^)]*)\)/g, (_, body: string) => {
+    for (const l of body.split(',')) if (l.trim()) labels.add(l.trim());
+    return ' ';
+  });
+  for (const m of s.matchAll(/(?<![\w:.])([a-zA-Z_:][a-zA-Z0-9_:]*)(\s*\()?/g)) {
+    const name = m[1]!;
+    if (m[2] || PROMQL_KEYWORDS.has(name) || PROMQL_OPERATORS.has(name.toLowerCase())) continue;
+    metrics.add(name);
+  }
+  return { metrics, labels };
 }

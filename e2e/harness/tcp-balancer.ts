@@ -18,6 +18,9 @@ export interface TcpBalancer {
 export interface TcpBalancerOptions {
   /** How long a backend that refused a connection is skipped. */
   quarantineMs?: number;
+  /** Where to listen; default 127.0.0.1 on a free port. */
+  host?: string;
+  port?: number;
 }
 
 export async function startTcpBalancer(
@@ -83,7 +86,10 @@ export async function startTcpBalancer(
     client.on('error', () => client.destroy());
     connect(client, candidates());
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', resolve);
+  });
   const port = (server.address() as net.AddressInfo).port;
 
   return {

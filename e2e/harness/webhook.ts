@@ -227,7 +227,7 @@ export function defaultPolicyData(): Record<string, string> {
 }
 
 /** True once the API server's call reached a replica and came back (both webhook kinds). */
-async function probe(admin: KubeClient): Promise<string | true> {
+export async function probe(admin: KubeClient): Promise<string | true> {
   try {
     await admin
       .resource<KubeObject & { data?: Record<string, string> }>(Core.ConfigMap)

@@ -5,16 +5,7 @@
 // Binaries come from scripts/lib/k8s-tools.sh and scripts/lib/kwok.sh. Everything it starts is
 // stopped by stop(), and killed when the test process exits whatever happens.
 import { spawn, type ChildProcess } from 'node:child_process';
-import {
-  closeSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  openSync,
-  readFileSync,
-  rmSync,
-  writeFileSync,
-} from 'node:fs';
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { request } from 'node:https';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -29,11 +20,16 @@ import {
   stopApiserver,
   type ControlPlane,
 } from './control-plane.js';
-import { k8sToolPath, kwokPath } from './k8s-tools.js';
+import { k8sToolPath, kwokFiles } from './k8s-tools.js';
 import { waitFor } from './env.js';
 
-/** The controllers of kube-controller-manager a drain depends on (names as in Kubernetes ≥ 1.27). */
+/**
+ * The controllers of kube-controller-manager a drain depends on (names as in Kubernetes ≥ 1.27). The
+ * node lifecycle controller lifts the not-ready taint the API server puts on every new Node once kwok
+ * reports it Ready, as in a real cluster.
+ */
 export const WORKLOAD_CONTROLLERS = [
+  'node-lifecycle-controller',
   'deployment-controller',
   'replicaset-controller',
   'disruption-controller',
@@ -66,7 +62,7 @@ export interface WorkloadCluster {
   controlPlane: ControlPlane;
   /** An admin client of the workload cluster (closed by stop()). */
   admin: KubeClient;
-  /** Creates Nodes that kwok runs, and waits until each is Ready. */
+  /** Creates Nodes that kwok runs, and waits until each is Ready and without the not-ready taint. */
   addNodes(nodes: NodeSpec[], timeoutMs?: number): Promise<void>;
   /** Stops the workload kube-apiserver only (an unreachable workload cluster). */
   stopApiserver(): Promise<void>;
@@ -158,7 +154,7 @@ async function waitHealthy(name: string, proc: ChildProcess, port: number, dir: 
 export async function startWorkloadCluster(prefix = 'metal-workload-'): Promise<WorkloadCluster> {
   const kcmBin = k8sToolPath('kube-controller-manager');
   const schedBin = k8sToolPath('kube-scheduler');
-  const kwokBin = kwokPath();
+  const kwokBin = kwokFiles();
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const procs: ChildProcess[] = [];
   let admin: KubeClient | undefined;
@@ -213,10 +209,9 @@ export async function startWorkloadCluster(prefix = 'metal-workload-'): Promise<
       '--v=1',
     ]);
     procs.push(sched);
-    mkdirSync(join(dir, '.kwok'));
-    writeFileSync(join(dir, '.kwok', 'kwok.yaml'), '');
-    const kwok = startProcess(dir, 'kwok', kwokBin, [
+    const kwok = startProcess(dir, 'kwok', kwokBin.bin, [
       `--kubeconfig=${k}`,
+      `--config=${kwokBin.stages}`,
       '--manage-all-nodes=false',
       `--manage-nodes-with-annotation-selector=${KWOK_NODE_ANNOTATION}=fake`,
       '--cidr=10.64.0.1/16',
@@ -239,9 +234,12 @@ export async function startWorkloadCluster(prefix = 'metal-workload-'): Promise<
           await waitFor(
             `Node ${n.name} Ready (kwok; see ${dir}/kwok.log)`,
             async () => {
-              if (kwok.exitCode !== null) throw new Error(`kwok exited; see ${dir}/kwok.log`);
+              if (kwok.exitCode !== null)
+                throw new Error(`kwok exited: ${readFileSync(join(dir, 'kwok.log'), 'utf8').slice(-2000)}`);
               const node = await res.get(n.name);
-              return node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+              const ready = node.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True');
+              // Schedulable only once the node lifecycle controller lifted the not-ready taint.
+              return ready && !node.spec?.taints?.some((t) => t.key === 'node.kubernetes.io/not-ready');
             },
             { timeoutMs },
           );

@@ -8,7 +8,7 @@ import { powerState, reset, restart } from '../../lib/redfish/power.js';
 import { getBootOverride, setBootOverride } from '../../lib/redfish/boot.js';
 import { waitForTask } from '../../lib/redfish/tasks.js';
 import type { ComputerSystem } from '../../lib/redfish/types.js';
-import { firmwareInventory, simpleUpdate } from '../../lib/redfish/update.js';
+import { biosVersion, bmcVersion, firmwareInventory, simpleUpdate } from '../../lib/redfish/update.js';
 import { startMetalMock, type MetalMockPeer } from './metal-mock.js';
 
 jest.setTimeout(30_000);
@@ -67,6 +67,8 @@ describe('metal-operator mock: settings', () => {
     expect(staged.current.AdminPhone).toBe('555-0199');
     expect(staged.current.ProcTurboMode).toBe('Enabled');
     expect(staged.pending).toEqual({ ProcTurboMode: 'Disabled' });
+    // The read-back after the PATCH showed both (one current, one pending).
+    expect(res.confirmed).toBe(true);
     // A retried reconcile sends nothing new.
     expect((await setBiosAttributes(bmc, { ProcTurboMode: 'Disabled' })).changed).toEqual({});
     await restart(bmc, { timeoutMs: 5_000, pollMs: 25, force: true });
@@ -76,6 +78,14 @@ describe('metal-operator mock: settings', () => {
     );
     expect(applied.current.ProcTurboMode).toBe('Disabled');
     expect(applied.pending).toEqual({});
+  });
+
+  it('refuses attributes its BiosAttributeRegistry does not know, naming them, before writing', async () => {
+    const e: unknown = await setBiosAttributes(bmc, { NoSuchKnob: 1 }, { registry: 'fetch' }).catch(
+      (x: unknown) => x,
+    );
+    expect(e).toMatchObject({ code: RedfishErrorCode.Invalid, details: { attributes: ['NoSuchKnob'] } });
+    expect((await readBios(bmc)).pending).toEqual({});
   });
 
   it('keeps BMC settings pending until Manager.Reset', async () => {
@@ -113,6 +123,38 @@ describe('metal-operator mock: firmware update', () => {
       (s) => s.BiosVersion === 'http://images.invalid/bios-P80.bin',
     );
     expect(system.BiosVersion).toBe('http://images.invalid/bios-P80.bin');
+  });
+
+  it('reads the running BIOS and BMC versions through the firmware API, before and after', async () => {
+    const before = await biosVersion(bmc);
+    expect(before.source).toBe('System.BiosVersion');
+    const bmcItem = (await firmwareInventory(bmc)).find((f) => f.relatedItems.includes(bmc.requireManager()));
+    expect((await bmcVersion(bmc)).version).toBeTruthy();
+    const bios = (await firmwareInventory(bmc)).find((f) => f.id === 'BIOS')!;
+    const task = await simpleUpdate(bmc, {
+      imageUri: 'http://images.invalid/bios-P81.bin',
+      targets: [bios.path],
+    });
+    const result = await waitForTask(bmc.client, task!, { timeoutMs: 5_000, pollMs: 10 });
+    expect(result).toMatchObject({ state: 'Completed', status: 'OK' });
+    const after = await eventually(
+      () => biosVersion(bmc),
+      (v) => v.version === 'http://images.invalid/bios-P81.bin',
+    );
+    expect(after).toEqual({ version: 'http://images.invalid/bios-P81.bin', source: 'System.BiosVersion' });
+    expect(bmcItem).toBeDefined();
+    if (bmcItem) {
+      const bmcTask = await simpleUpdate(bmc, {
+        imageUri: 'http://images.invalid/bmc-2.bin',
+        targets: [bmcItem.path],
+      });
+      await waitForTask(bmc.client, bmcTask!, { timeoutMs: 5_000, pollMs: 10 });
+      const v = await eventually(
+        () => bmcVersion(bmc),
+        (x) => x.version === 'http://images.invalid/bmc-2.bin',
+      );
+      expect(v.version).toBe('http://images.invalid/bmc-2.bin');
+    }
   });
 
   it('reports a failed update task as TASK_FAILED', async () => {

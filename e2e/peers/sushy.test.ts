@@ -4,6 +4,8 @@ import { connectBmc, type Bmc } from '../../lib/redfish/bmc.js';
 import { getBootOverride, restoreBootOverride, setBootOverride } from '../../lib/redfish/boot.js';
 import { RedfishErrorCode, isRedfishError } from '../../lib/redfish/errors.js';
 import { readBios } from '../../lib/redfish/bios.js';
+import { waitForTask } from '../../lib/redfish/tasks.js';
+import { simpleUpdate } from '../../lib/redfish/update.js';
 import { powerState, reset, setPower } from '../../lib/redfish/power.js';
 import { ejectMedia, findVirtualMedia, insertMedia } from '../../lib/redfish/virtual-media.js';
 import { generateTls } from '../sim/bmc/tls.js';
@@ -139,6 +141,39 @@ describe('sushy-tools: what the fake driver lacks', () => {
   it('has no BIOS resource: the client says UNSUPPORTED rather than guessing a path', async () => {
     const bmc = await open(sushy.systems[0]!.uuid);
     await expect(readBios(bmc)).rejects.toMatchObject({ code: RedfishErrorCode.Unsupported });
+    await bmc.close();
+  });
+});
+
+describe('sushy-tools: firmware paths', () => {
+  it('SimpleUpdate refused by the fake driver is a coded HTTP error without the image password', async () => {
+    const bmc = await open(sushy.systems[0]!.uuid);
+    const password = 'image-Server-pass-31';
+    const e: unknown = await simpleUpdate(bmc, {
+      imageUri: images.url.replace('maintenance.iso', 'bios.bin'),
+      // sushy-tools wants Targets (400 "Missing ImageURI and/or Targets" without).
+      targets: [bmc.systemPath],
+      credentials: { username: 'fw', password },
+    }).catch((x: unknown) => x);
+    expect(e).toMatchObject({
+      code: RedfishErrorCode.Http,
+      details: { status: 500 },
+      message: expect.stringContaining('Failed fetching BIOS information'),
+    });
+    expect(JSON.stringify({ m: (e as Error).message, d: (e as { details: unknown }).details })).not.toContain(
+      password,
+    );
+    await bmc.close();
+  });
+
+  it('reads its static Task to Completed through the task API', async () => {
+    const bmc = await open(sushy.systems[0]!.uuid);
+    const result = await waitForTask(
+      bmc.client,
+      { monitor: '/redfish/v1/TaskService/Tasks/42' },
+      { timeoutMs: 5_000, pollMs: 50 },
+    );
+    expect(result.state).toBe('Completed');
     await bmc.close();
   });
 });

@@ -21,8 +21,17 @@ export async function readBios(bmc: Bmc): Promise<SettingsState> {
 }
 
 export interface BiosOptions extends Omit<ApplyOptions, 'alwaysSendApplyTime'> {
-  /** Validate names, types, bounds and read-only flags first. */
-  registry?: AttributeRegistry;
+  /**
+   * Validate names, types, bounds and read-only flags first: against this registry, or `fetch`
+   * the one the Bios names (when the BMC publishes none, names not in `Attributes` are unknown).
+   */
+  registry?: AttributeRegistry | 'fetch';
+}
+
+/** A problem of one attribute, found before anything is written. */
+export interface AttributeProblem {
+  attribute: string;
+  problem: string;
 }
 
 /** Stages BIOS attributes; by default they apply at the next reset. */
@@ -31,11 +40,21 @@ export async function setBiosAttributes(
   attrs: Record<string, unknown>,
   opts: BiosOptions = {},
 ): Promise<ApplyResult> {
-  if (opts.registry) {
-    const problems = validateAttributes(opts.registry, attrs);
-    if (problems.length > 0) throw invalid(`BIOS attributes rejected: ${problems.join('; ')}`);
-  }
   const state = await readBios(bmc);
+  if (opts.registry) {
+    const registry = opts.registry === 'fetch' ? await registryOf(bmc, state.path) : opts.registry;
+    const problems = registry
+      ? validateAttributes(registry, attrs)
+      : Object.keys(attrs)
+          .filter((name) => !(name in state.current))
+          .map((name) => `${name} is not an attribute of this BIOS`);
+    if (problems.length > 0) {
+      throw invalid(`BIOS attributes rejected: ${problems.join('; ')}`, {
+        attributes: problems.map((p) => p.split(/[ :]/, 1)[0]!),
+        problems,
+      });
+    }
+  }
   return applySettings(bmc.client, state, attrs, {
     ...opts,
     alwaysSendApplyTime: bmc.vendor.settings.alwaysSendApplyTime,
@@ -45,6 +64,12 @@ export async function setBiosAttributes(
 interface MessageRegistryFile extends Resource {
   Registry?: string;
   Location?: { Uri?: string; PublicationUri?: string }[];
+}
+
+/** The registry the Bios resource names in `AttributeRegistry`, when the BMC publishes it. */
+async function registryOf(bmc: Bmc, biosPath: string): Promise<AttributeRegistry | undefined> {
+  const bios = await bmc.client.get<Resource & { AttributeRegistry?: string }>(biosPath);
+  return typeof bios.AttributeRegistry === 'string' ? fetchRegistry(bmc, bios.AttributeRegistry) : undefined;
 }
 
 /** Fetches the attribute registry named by a resource's `AttributeRegistry` from `Registries`. */

@@ -26,6 +26,8 @@ export const RedfishErrorCode = {
   Aborted: 'METAL_ERR_REDFISH_ABORTED',
   /** The caller passed something the client refuses before talking to the BMC. */
   Invalid: 'METAL_ERR_REDFISH_INVALID',
+  /** The BMC accepted a write (2xx) but reading the resource back does not show it. */
+  NotApplied: 'METAL_ERR_REDFISH_NOT_APPLIED',
 } as const;
 export type RedfishErrorCode = (typeof RedfishErrorCode)[keyof typeof RedfishErrorCode];
 
@@ -164,8 +166,8 @@ export function unsupported(message: string, details: RedfishErrorDetails = {}):
   return new RedfishError(RedfishErrorCode.Unsupported, message, details);
 }
 
-export function invalid(message: string): RedfishError {
-  return new RedfishError(RedfishErrorCode.Invalid, message);
+export function invalid(message: string, details: RedfishErrorDetails = {}): RedfishError {
+  return new RedfishError(RedfishErrorCode.Invalid, message, details);
 }
 
 export function timeout(message: string, details: RedfishErrorDetails = {}): RedfishError {

@@ -2,7 +2,7 @@
 // `Manager.Reset`, and waiting for the BMC to come back after one.
 import type { Bmc } from './bmc.js';
 import { sleep } from './client.js';
-import { invalid, isRedfishError, RedfishErrorCode, timeout } from './errors.js';
+import { invalid, isRedfishError, RedfishErrorCode, timeout, unsupported } from './errors.js';
 import { checkAllowed, findAction } from './navigation.js';
 import {
   applySettings,
@@ -13,12 +13,23 @@ import {
 } from './settings.js';
 import type { Manager } from './types.js';
 
+/**
+ * The resources that hold BMC attributes: the vendor's (Dell `DellAttributes`), else the Manager
+ * itself when it carries `Attributes` (metal-operator's mock, some newer firmware). A Manager with
+ * neither is refused with a coded error that says where that family keeps its settings instead.
+ */
 async function attributePaths(bmc: Bmc): Promise<string[]> {
   const path = bmc.requireManager();
-  const hook = bmc.vendor.hooks.managerAttributePaths;
-  if (!hook) return [path];
-  const paths = hook(await bmc.manager());
-  return paths.length > 0 ? paths : [path];
+  const manager = await bmc.manager();
+  const fromVendor = bmc.vendor.hooks.managerAttributePaths?.(manager) ?? [];
+  if (fromVendor.length > 0) return fromVendor;
+  const own = manager.Attributes;
+  if (own && typeof own === 'object') return [path];
+  const elsewhere = bmc.vendor.managerSettingsElsewhere;
+  throw unsupported(
+    `this BMC (${bmc.vendor.name}) exposes no Manager attributes at ${path}${elsewhere ? `: ${elsewhere}` : ''}`,
+    { path, reason: 'no-manager-attributes', vendor: bmc.vendor.name },
+  );
 }
 
 /** Current and pending attributes of every attribute resource of the BMC. */

@@ -142,10 +142,16 @@ describe('BIOS settings', () => {
       /NumaNodes is above 8.*ProcTurboMode.*SerialNumber is read-only.*Bogus is not in the registry/,
     );
     expect(sim.bmc(n).counters.biosPatches).toBe(0);
-    await expect(
-      setBiosAttributes(bmc, { NumaNodes: 1 }, { registry, applyTime: 'Immediate' }),
-    ).rejects.toMatchObject({
-      code: RedfishErrorCode.Unsupported,
+    // Immediate is not offered by this Bios: the documented fallback (OnReset) is used and said.
+    const res = await setBiosAttributes(bmc, { NumaNodes: 1 }, { registry, applyTime: 'Immediate' });
+    expect(res).toMatchObject({
+      applyTime: 'OnReset',
+      confirmed: true,
+      applyTimeFallback: {
+        requested: 'Immediate',
+        used: 'OnReset',
+        supported: ['OnReset', 'AtMaintenanceWindowStart'],
+      },
     });
     await bmc.close();
   });

@@ -33,8 +33,15 @@ export async function memberPaths(client: RedfishClient, path: string): Promise<
   while (next && !seen.has(next) && seen.size < MAX_PAGES) {
     seen.add(next);
     const page: Collection = await client.get<Collection>(next);
-    for (const m of page.Members ?? []) out.push(m['@odata.id']);
-    next = page['Members@odata.nextLink'];
+    const listed = Array.isArray(page.Members) ? (page.Members as unknown[]) : [];
+    for (const m of listed) {
+      const id = (m as Partial<ODataRef> | null)?.['@odata.id'];
+      // A member without a usable @odata.id cannot be read: skip it rather than fail on it.
+      if (typeof id === 'string' && id !== '') out.push(id);
+      else client.log.debug({ event: 'redfish.member_without_id', path: next }, 'collection member skipped');
+    }
+    const link = page['Members@odata.nextLink'];
+    next = typeof link === 'string' ? link : undefined;
   }
   return out;
 }
@@ -42,7 +49,11 @@ export async function memberPaths(client: RedfishClient, path: string): Promise<
 /** All members of a collection, read one after another (BMCs dislike parallel bursts). */
 export async function members<T extends Resource>(client: RedfishClient, path: string): Promise<T[]> {
   const out: T[] = [];
-  for (const p of await memberPaths(client, path)) out.push(await client.get<T>(p));
+  for (const p of await memberPaths(client, path)) {
+    const member = await client.get<T>(p);
+    // Where it was read from is its identity, whatever the body says (or omits).
+    out.push(typeof member['@odata.id'] === 'string' ? member : { ...member, '@odata.id': p });
+  }
   return out;
 }
 
@@ -63,7 +74,13 @@ export async function pickMember(
   const paths = await memberPaths(client, requireLink(root, collection));
   const found = id === undefined ? paths[0] : paths.find((p) => p.replace(/\/+$/, '').endsWith(`/${id}`));
   if (!found) {
-    throw unsupported(id === undefined ? `no member in ${collection}` : `no ${collection} member ${id}`);
+    const listed = paths.length === 0 ? 'none with an @odata.id' : paths.join(', ');
+    throw unsupported(
+      id === undefined
+        ? `no member in ${collection} (listed: ${listed})`
+        : `no ${collection} member ${id} (listed: ${listed})`,
+      { collection, members: paths },
+    );
   }
   return found;
 }
@@ -74,8 +91,28 @@ export interface ActionRef {
   allowable?: string[];
 }
 
+export interface ActionParameter {
+  Name?: string;
+  Required?: boolean;
+  DataType?: string;
+  AllowableValues?: string[];
+}
+
 interface ActionInfo extends Resource {
-  Parameters?: { Name?: string; AllowableValues?: string[] }[];
+  Parameters?: ActionParameter[];
+}
+
+/** The parameters an action's `@Redfish.ActionInfo` declares; empty when it has none. */
+export async function actionParameters(
+  client: RedfishClient,
+  action: ActionDescriptor,
+): Promise<ActionParameter[]> {
+  const infoPath = action['@Redfish.ActionInfo'];
+  if (typeof infoPath !== 'string') return [];
+  const info = await client.get<ActionInfo>(infoPath);
+  return (Array.isArray(info.Parameters) ? info.Parameters : []).filter(
+    (p): p is ActionParameter => typeof p === 'object' && p !== null && typeof p.Name === 'string',
+  );
 }
 
 /** Looks up `#<name>` in `resource.Actions`, with the allowable values of one parameter. */

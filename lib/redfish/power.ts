@@ -39,7 +39,16 @@ export async function reset(bmc: Bmc, type: ResetType, signal?: AbortSignal): Pr
 }
 
 /** Polls PowerState until it equals `want`; METAL_ERR_REDFISH_TIMEOUT at the deadline. */
-export async function waitForPowerState(bmc: Bmc, want: 'On' | 'Off', opts: PowerWaitOptions): Promise<void> {
+/**
+ * Polls PowerState until `want`. `reportedMs` is the timeout the error names: a caller that spent
+ * part of its budget already (setPower after a graceful attempt) still reports its whole timeout.
+ */
+export async function waitForPowerState(
+  bmc: Bmc,
+  want: 'On' | 'Off',
+  opts: PowerWaitOptions,
+  reportedMs = opts.timeoutMs,
+): Promise<void> {
   const deadline = Date.now() + opts.timeoutMs;
   let last: PowerState | undefined;
   for (;;) {
@@ -52,13 +61,11 @@ export async function waitForPowerState(bmc: Bmc, want: 'On' | 'Off', opts: Powe
     }
     const left = deadline - Date.now();
     if (left <= 0) {
-      throw timeout(
-        `PowerState did not become ${want} within ${opts.timeoutMs} ms (last ${last ?? 'unknown'})`,
-        {
-          path: bmc.systemPath,
-          powerState: last,
-        },
-      );
+      throw timeout(`PowerState did not become ${want} within ${reportedMs} ms (last ${last ?? 'unknown'})`, {
+        path: bmc.systemPath,
+        powerState: last,
+        timeoutMs: reportedMs,
+      });
     }
     await sleep(Math.min(opts.pollMs ?? 1_000, left), opts.signal);
   }
@@ -102,10 +109,12 @@ export async function setPower(
   const force = firstAllowed(action, ['ForceOff']);
   if (!force) throw unsupported('the BMC allows no ForceOff');
   await bmc.client.post(action.target, { ResetType: force }, { signal: opts.signal });
-  await waitForPowerState(bmc, 'Off', {
-    ...opts,
-    timeoutMs: Math.max(1, opts.timeoutMs - (Date.now() - started)),
-  });
+  await waitForPowerState(
+    bmc,
+    'Off',
+    { ...opts, timeoutMs: Math.max(1, opts.timeoutMs - (Date.now() - started)) },
+    opts.timeoutMs,
+  );
   return { changed: true };
 }
 

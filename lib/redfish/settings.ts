@@ -6,7 +6,7 @@ import type { RedfishClient } from './client.js';
 import { isHttpStatus, unsupported } from './errors.js';
 import { taskFromResponse, type TaskHandle } from './tasks.js';
 import type { Resource, SettingsAnnotation } from './types.js';
-import { patchResource } from './writes.js';
+import { confirmWrite, patchResource, type ConfirmOptions } from './writes.js';
 
 export type ApplyTime = 'Immediate' | 'OnReset' | 'AtMaintenanceWindowStart' | 'InMaintenanceWindowOnReset';
 
@@ -36,6 +36,8 @@ export interface ApplyOptions {
   /** Vendor flag: send an apply time even if none is advertised (Dell creates a job only then). */
   alwaysSendApplyTime?: boolean;
   signal?: AbortSignal;
+  /** How long the read-back after the PATCH may take to show the values (default 10 s). */
+  confirm?: ConfirmOptions;
 }
 
 export interface ApplyResult {
@@ -46,6 +48,13 @@ export interface ApplyResult {
   applyTime?: string;
   /** Set when the BMC answered 202 (a Dell configuration job, for instance). */
   task?: TaskHandle;
+  /** Set when the requested apply time was not offered: what happened instead, and why. */
+  applyTimeFallback?: ApplyTimeFallback;
+  /**
+   * True when reading back showed every value current or pending; false when the BMC cannot be
+   * read back (a write-only settings object) and the caller must verify after the reset.
+   */
+  confirmed: boolean;
 }
 
 interface SettingsResource extends Resource {
@@ -96,19 +105,46 @@ export async function readSettings(client: RedfishClient, path: string): Promise
   };
 }
 
-function chooseApplyTime(state: SettingsState, opts: ApplyOptions): string | undefined {
+/** A requested apply time the BMC does not offer, and what was done instead. */
+export interface ApplyTimeFallback {
+  requested: string;
+  /** Sent instead; undefined when nothing was sent and the BMC's default (OnReset) applies. */
+  used?: string;
+  supported?: string[];
+  reason: string;
+}
+
+/** Fallback order when the requested apply time is not offered (docs/redfish.md). */
+const FALLBACK_ORDER = ['OnReset', 'Immediate'] as const;
+
+/**
+ * The apply time to send. Requested and offered (or the vendor always takes one): sent as is.
+ * Requested but not offered: OnReset if offered (a reset inside the maintenance applies it), else
+ * Immediate, else refused. The BMC lists none: nothing is sent, so the schema's default, the
+ * next reset, applies. Every case other than the first is reported in `fallback`.
+ */
+export function chooseApplyTime(
+  state: Pick<SettingsState, 'applyTimes' | 'writePath'>,
+  opts: Pick<ApplyOptions, 'applyTime' | 'alwaysSendApplyTime'>,
+): { applyTime?: string; fallback?: ApplyTimeFallback } {
   const requested = opts.applyTime;
-  if (requested && state.applyTimes && !state.applyTimes.includes(requested)) {
+  const offered = state.applyTimes;
+  if (!requested) return { applyTime: opts.alwaysSendApplyTime ? 'OnReset' : undefined };
+  if (offered?.includes(requested) || (!offered && opts.alwaysSendApplyTime)) return { applyTime: requested };
+  if (!offered) {
+    if (requested === 'OnReset') return {};
+    const reason = `${state.writePath} lists no SupportedApplyTimes: sent none, so the values apply at the next reset`;
+    return { fallback: { requested, reason } };
+  }
+  const used = FALLBACK_ORDER.find((t) => offered.includes(t));
+  if (!used) {
     throw unsupported(
-      `apply time ${requested} not supported by ${state.writePath} (${state.applyTimes.join(', ')})`,
-      {
-        allowable: state.applyTimes,
-      },
+      `apply time ${requested} not supported by ${state.writePath}, nor a fallback (${FALLBACK_ORDER.join(', ')}); it offers ${offered.join(', ')}`,
+      { allowable: offered },
     );
   }
-  if (requested && (state.applyTimes || opts.alwaysSendApplyTime)) return requested;
-  if (opts.alwaysSendApplyTime) return 'OnReset';
-  return undefined;
+  const reason = `${state.writePath} does not offer ${requested} (offers ${offered.join(', ')}): used ${used}`;
+  return { applyTime: used, fallback: { requested, used, supported: offered, reason } };
 }
 
 /** Writes the attributes of `attrs` that are neither current nor already pending. */
@@ -125,8 +161,11 @@ export async function applySettings(
     if (name in state.pending && isDeepStrictEqual(state.pending[name], value)) alreadyPending.push(name);
     else changed[name] = value;
   }
-  if (Object.keys(changed).length === 0) return { changed, alreadyPending };
-  const applyTime = chooseApplyTime(state, opts);
+  if (Object.keys(changed).length === 0) return { changed, alreadyPending, confirmed: true };
+  const { applyTime, fallback } = chooseApplyTime(state, opts);
+  if (fallback) {
+    client.log.info({ event: 'redfish.settings.apply_time_fallback', ...fallback }, 'apply time fallback');
+  }
   const body: Record<string, unknown> = { Attributes: changed };
   if (applyTime) body['@Redfish.SettingsApplyTime'] = { ApplyTime: applyTime };
   const onResource = state.writePath === state.path;
@@ -136,11 +175,54 @@ export async function applySettings(
     signal: opts.signal,
   });
   const task = res.status === 202 ? taskFromResponse(res) : undefined;
+  const confirmed = await confirmStaged(client, state, changed, opts);
   client.log.info(
     { event: 'redfish.settings.patched', path: state.writePath, attributes: Object.keys(changed), applyTime },
     'settings staged',
   );
-  return { changed, alreadyPending, applyTime, task };
+  return {
+    changed,
+    alreadyPending,
+    applyTime,
+    task,
+    confirmed,
+    ...(fallback ? { applyTimeFallback: fallback } : {}),
+  };
+}
+
+/** Every value of `changed` is now current or pending (what a read-back must show after a 2xx). */
+function shows(state: SettingsState, changed: Record<string, unknown>): boolean {
+  return Object.entries(changed).every(
+    ([k, v]) => isDeepStrictEqual(state.current[k], v) || isDeepStrictEqual(state.pending[k], v),
+  );
+}
+
+async function confirmStaged(
+  client: RedfishClient,
+  state: SettingsState,
+  changed: Record<string, unknown>,
+  opts: ApplyOptions,
+): Promise<boolean> {
+  // A write-only settings object cannot show pending values; the caller verifies after the reset.
+  if (!state.settingsReadable) return false;
+  await confirmWrite(
+    client,
+    `PATCH ${state.writePath} (${Object.keys(changed).join(', ')})`,
+    () => readSettings(client, state.path),
+    (now) => shows(now, changed),
+    (now) =>
+      `current ${JSON.stringify(pick(now.current, changed))}, pending ${JSON.stringify(pick(now.pending, changed))}`,
+    { signal: opts.signal, ...opts.confirm },
+  );
+  return true;
+}
+
+function pick(values: Record<string, unknown>, like: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(
+    Object.keys(like)
+      .filter((k) => k in values)
+      .map((k) => [k, values[k]]),
+  );
 }
 
 /**
@@ -148,7 +230,7 @@ export async function applySettings(
  * settings object that cannot be read (AMI `SD`) is guarded by the resource it applies to, so
  * that resource's ETag goes instead; the annotation's `ETag` is only a stand-in for it.
  */
-function writeEtag(state: SettingsState): string | undefined {
+export function writeEtag(state: SettingsState): string | undefined {
   if (state.settingsReadable) return state.settingsEtag;
   return state.etag ?? state.appliedEtag;
 }

@@ -4,7 +4,7 @@ import type { Bmc } from './bmc.js';
 import { unsupported } from './errors.js';
 import { checkAllowed, findAction, linkOf, members, requireLink } from './navigation.js';
 import { taskFromResponse, type TaskHandle } from './tasks.js';
-import type { SoftwareInventory, UpdateService } from './types.js';
+import type { ODataRef, SoftwareInventory, UpdateService } from './types.js';
 
 export interface FirmwareItem {
   id: string;
@@ -114,7 +114,9 @@ export async function firmwareInventory(bmc: Bmc): Promise<FirmwareItem[]> {
     updateable: item.Updateable,
     staged: isStaged(item),
     path: item['@odata.id'] ?? '',
-    relatedItems: (item.RelatedItem ?? []).map((r) => r['@odata.id']),
+    relatedItems: (Array.isArray(item.RelatedItem) ? item.RelatedItem : [])
+      .map((r) => (r as Partial<ODataRef> | null)?.['@odata.id'])
+      .filter((id): id is string => typeof id === 'string'),
   }));
 }
 

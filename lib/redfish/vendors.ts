@@ -38,6 +38,11 @@ export interface VendorProfile {
     /** Paths of the BMC (Manager) attribute resources; default: the Manager itself. */
     managerAttributePaths?: (manager: Manager) => string[];
   };
+  /**
+   * Where this family keeps BMC settings when its Manager has no `Attributes` (the standard
+   * Manager schema has none): said in the error, since there is no attribute resource to write.
+   */
+  managerSettingsElsewhere?: string;
 }
 
 const base: Omit<VendorProfile, 'name' | 'manufacturer'> = {
@@ -66,6 +71,8 @@ export const HPE: VendorProfile = {
   ...base,
   name: 'hpe',
   manufacturer: /^(hpe|hp|hewlett)/i,
+  managerSettingsElsewhere:
+    'iLO keeps its settings in standard Manager sub-resources (NetworkProtocol, EthernetInterfaces, DateTime) and Oem.Hpe',
   virtualMedia: { ...base.virtualMedia, prefer: 'manager', ejectWithEmptyObject: true },
 };
 
@@ -73,6 +80,8 @@ export const LENOVO: VendorProfile = {
   ...base,
   name: 'lenovo',
   manufacturer: /lenovo/i,
+  managerSettingsElsewhere:
+    'XCC keeps its settings in standard Manager sub-resources (NetworkProtocol, EthernetInterfaces) and Oem.Lenovo',
   boot: { ...base.boot, continuous: false },
 };
 
@@ -80,6 +89,8 @@ export const SUPERMICRO: VendorProfile = {
   ...base,
   name: 'supermicro',
   manufacturer: /supermicro|super micro/i,
+  managerSettingsElsewhere:
+    'Supermicro BMCs keep their settings in standard Manager sub-resources (NetworkProtocol) and Oem.Supermicro',
   boot: {
     alwaysSendEnabled: true,
     alwaysSendMode: true,

@@ -1,6 +1,6 @@
 // Conditional writes: PATCH with `If-Match` where the resource has an ETag, re-read and retry on
 // 412, add the precondition when a BMC demands it (428). Actions (POST) never go through here.
-import type { RedfishClient, RedfishResponse } from './client.js';
+import { sleep, type RedfishClient, type RedfishResponse } from './client.js';
 import { RedfishError, RedfishErrorCode, isHttpStatus } from './errors.js';
 
 export interface PatchOptions {
@@ -108,4 +108,43 @@ export async function readThenPatch<T = unknown>(
 ): Promise<RedfishResponse<T>> {
   const etag = opts.ifMatch === 'never' ? undefined : (opts.etag ?? (await currentEtag(client, path, opts)));
   return patchResource<T>(client, path, body, { ...opts, etag });
+}
+
+export interface ConfirmOptions {
+  /** How long the read-back may take to agree. Default 10 s; 0 reads back once. */
+  timeoutMs?: number;
+  pollMs?: number;
+  signal?: AbortSignal;
+}
+
+/**
+ * A 2xx is not proof: reads the resource back until `agrees` holds. A write that answered
+ * without a task is synchronous only if the first read-back agrees; otherwise the BMC gets until
+ * the deadline, and then the write is reported as not applied (METAL_ERR_REDFISH_NOT_APPLIED),
+ * naming what was expected, what was seen and the caller's whole timeout.
+ */
+export async function confirmWrite<T>(
+  client: RedfishClient,
+  what: string,
+  read: () => Promise<T>,
+  agrees: (value: T) => boolean,
+  describe: (value: T) => string,
+  opts: ConfirmOptions = {},
+): Promise<{ value: T; synchronous: boolean }> {
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const deadline = Date.now() + timeoutMs;
+  for (let first = true; ; first = false) {
+    const value = await read();
+    if (agrees(value)) return { value, synchronous: first };
+    const left = deadline - Date.now();
+    if (left <= 0) {
+      throw new RedfishError(
+        RedfishErrorCode.NotApplied,
+        `${what}: the BMC accepted it but the read-back still shows ${describe(value)} after ${timeoutMs} ms`,
+        { timeoutMs, seen: describe(value) },
+      );
+    }
+    client.log.debug({ event: 'redfish.write.not_yet_visible', what }, 'read-back disagrees; waiting');
+    await sleep(Math.min(opts.pollMs ?? 500, left), opts.signal);
+  }
 }

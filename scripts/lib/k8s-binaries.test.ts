@@ -66,7 +66,7 @@ const resolvers = [
   {
     script: 'kwok.sh',
     cacheDir: `kwok-${kwok.VERSION}-r${kwok.RECIPE}`,
-    binaries: ['kwok'],
+    binaries: ['kwok', 'stages.yaml'],
     missingGo: [/MISSING TOOL/, /Install Go >= 1\.26/],
   },
 ];

@@ -7,7 +7,10 @@
 # own release line and its own Kubernetes client version, so bumping one never rebuilds the other.
 # Into ${METAL_CACHE_DIR:-~/.cache/metal-maintenance}/kwok-<version>-r<recipe>/, never into the
 # repository; built in a temporary directory and renamed into place only when complete
-# (scripts/lib/build-cache.sh), reused when warm. Prints that directory on stdout.
+# (scripts/lib/build-cache.sh), reused when warm. Prints that directory on stdout. Next to the binary,
+# stages/ holds the module's own "fast" node and pod stages (kustomize/stage/{node/fast,node/heartbeat,
+# pod/fast}: Nodes become Ready and keep a heartbeat, pods run, finish and go away when deleted), which
+# kwok >= 0.8 needs passed with --config; they are copied from the downloaded module, not kept here.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -15,12 +18,13 @@ HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 source "$HERE/build-cache.sh"
 VERSION="${KWOK_VERSION:-v0.8.0}"
 # Bump RECIPE when the way kwok is built changes, so old caches are not reused.
-RECIPE=1
+RECIPE=2
 DEST="$CACHE_ROOT/kwok-${VERSION}-r${RECIPE}"
 
 log() { printf '[kwok] %s\n' "$*" >&2; }
+ready() { cache_ready "$DEST" kwok && [[ -s "$DEST/stages.yaml" ]]; }
 
-if cache_ready "$DEST" kwok; then
+if ready; then
   printf '%s\n' "$DEST"
   exit 0
 fi
@@ -32,7 +36,7 @@ if ! command -v go >/dev/null 2>&1; then
 fi
 
 cache_lock kwok-build
-if cache_ready "$DEST" kwok; then
+if ready; then
   printf '%s\n' "$DEST"
   exit 0
 fi
@@ -61,6 +65,12 @@ export CGO_ENABLED=0
   go build -trimpath -ldflags "-s -w" \
     -o "$WORK/out/kwok" sigs.k8s.io/kwok/cmd/kwok >&2)
 "$WORK/out/kwok" --version >&2
+src="$(cd "$WORK/src" && go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)"
+for f in node/fast/node-initialize node/heartbeat/node-heartbeat pod/fast/pod-ready pod/fast/pod-complete \
+  pod/fast/pod-delete; do
+  printf -- '---\n' >>"$WORK/out/stages.yaml"
+  cat "$src/kustomize/stage/$f.yaml" >>"$WORK/out/stages.yaml"
+done
 cache_publish "$WORK/out" "$DEST"
 log "built $DEST/kwok"
 printf '%s\n' "$DEST"

@@ -7,7 +7,12 @@ import { copyFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT } from '../../e2e/harness/control-plane.js';
-import { prometheusTools, shippedRuleGroups, writeRuleFile } from '../../e2e/harness/prometheus.js';
+import {
+  prometheusTools,
+  promqlNames,
+  shippedRuleGroups,
+  writeRuleFile,
+} from '../../e2e/harness/prometheus.js';
 
 function promtool(cwd: string, ...args: string[]): string {
   try {
@@ -60,5 +65,16 @@ describe('the shipped PrometheusRule', () => {
       );
     });
     expect(missing.map((a) => a.alert)).toEqual([]);
+  });
+});
+
+describe('promqlNames (what the monitoring e2e suite checks against the real Prometheus)', () => {
+  it('finds selectors, matchers and grouping labels, and skips functions, strings and ranges', () => {
+    const { metrics, labels } = promqlNames(
+      'histogram_quantile(0.99, sum by (le, rule) (rate(metal_x_bucket{job="a",code!~"2.."}[5m]))) > 0.5 ' +
+        'and on () sum(metal_waiters) > 0 or absent(up{job="w"}) # a comment naming not_a_metric',
+    );
+    expect([...metrics].sort()).toEqual(['metal_waiters', 'metal_x_bucket', 'up']);
+    expect([...labels].sort()).toEqual(['code', 'job', 'le', 'rule']);
   });
 });

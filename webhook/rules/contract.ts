@@ -16,6 +16,7 @@ import { parseTime } from '../../contract/time.js';
 import { approvalRequired } from '../../contract/approval.js';
 import { requestVerdict } from '../../contract/requesters.js';
 import { MaintenanceConditions, qualified } from '../../contract/names.js';
+import { deletion } from './deletion.js';
 
 export const SYSTEM_GROUP = 'system.metal.ironcore.dev';
 export const BASEBOARD_GROUP = 'baseboard.metal.ironcore.dev';
@@ -259,6 +260,7 @@ function firmwareRule({ request, world }: RuleInput): Decision {
 
 export function contract(input: RuleInput): Decision {
   const { request } = input;
+  if (request.operation === 'DELETE' && !FIRMWARE_RESOURCES[request.resource.group]) return deletion(input);
   if (isResource(request, METAL_GROUP, 'serverclaims')) return claimSpecRules(input);
   if (isResource(request, METAL_GROUP, 'serverclaims', 'status')) return announcementWriters(input);
   if (isResource(request, MAINTENANCE_GROUP, 'servermaintenances')) return maintenanceRequestRule(input);

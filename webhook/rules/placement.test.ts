@@ -27,15 +27,12 @@ describe('placement (WS1)', () => {
     expect(d.warnings[0]).toContain('does not exist');
   });
 
-  it('denies setting serverRef to a server it does not know, with a retry hint', () => {
+  it('admits setting serverRef to a server it does not know with the same warning, never a 429', () => {
     const review = loadReview('claim-set-serverref-cordoned').request;
     (review.object as { spec: { serverRef: { name: string } } }).spec.serverRef.name = 'nope';
-    expect(placement(ruleInput(review))).toMatchObject({
-      allowed: false,
-      code: Codes.SERVER_NOT_FOUND,
-      status: 429,
-      retryAfterSeconds: 10,
-    });
+    const d = placement(ruleInput(review));
+    expect(d).toMatchObject({ allowed: true, status: 200 });
+    expect(d.warnings).toEqual([expect.stringContaining('server nope does not exist (yet)')]);
   });
 
   it('lets metal-operator record serverRef after it bound the server, even if the server got cordoned since', () => {

@@ -193,10 +193,11 @@ function bindingOfClaim(request: RuleInput['request'], world: WorldView): Decisi
   const target = claimTarget(request);
   if (!target) return allow();
   const { claim, serverName, namespace, claimName } = target;
-  if (request.operation === 'CREATE') return claimRequest(serverName, claimName, claim, world);
   const server = world.getServer(serverName);
-  if (!server)
-    return deny(Codes.SERVER_NOT_FOUND, `server ${serverName} is not known (yet)`, { retryAfterSeconds: 10 });
+  // A serverRef to a server nobody knows binds nothing: admitted with the create's warning, never a
+  // 429 (kubectl retries those for 100 s, and retrying changes nothing). When the server appears, the
+  // Server side of the binding (serverBinding) is judged as usual.
+  if (request.operation === 'CREATE' || !server) return claimRequest(serverName, claimName, claim, world);
   // metal-operator binds the Server first, then records serverRef on the claim: that write follows a
   // binding that already happened and a later cordon must not strand it.
   const bound = server.spec.serverClaimRef;

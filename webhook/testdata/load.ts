@@ -67,6 +67,16 @@ const RESOURCES: Record<string, { group: string; version: string; resource: stri
     resource: 'servermaintenances',
   },
   ServerBoot: { group: 'maintenance.metal.ironcore.dev', version: 'v1alpha1', resource: 'serverboots' },
+  ServerDisruptionBudget: {
+    group: 'maintenance.metal.ironcore.dev',
+    version: 'v1alpha1',
+    resource: 'serverdisruptionbudgets',
+  },
+  ServerClaimDisruptionBudget: {
+    group: 'maintenance.metal.ironcore.dev',
+    version: 'v1alpha1',
+    resource: 'serverclaimdisruptionbudgets',
+  },
   ConfigMap: { group: '', version: 'v1', resource: 'configmaps' },
   BIOSVersion: { group: 'system.metal.ironcore.dev', version: 'v1alpha1', resource: 'biosversions' },
   BMCSettings: { group: 'baseboard.metal.ironcore.dev', version: 'v1alpha1', resource: 'bmcsettings' },

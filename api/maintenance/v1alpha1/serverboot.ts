@@ -13,7 +13,7 @@ import {
 } from '../../schema/index.js';
 import { MAINTENANCE_GROUP, MAINTENANCE_VERSION } from './group.js';
 import { BootMethods } from './servermaintenance.js';
-import { IMAGE_MAX } from './boot-image.js';
+import { bootImageRules, IMAGE_MAX } from './boot-image.js';
 
 export const ServerBootPhases = [
   'Pending',
@@ -28,42 +28,46 @@ export const ServerBootPhases = [
 ] as const;
 export type ServerBootPhase = (typeof ServerBootPhases)[number];
 
-export const ServerBootSpec = Type.Object({
-  serverRef: LocalObjectReference({
-    rules: [{ rule: 'self == oldSelf', message: 'serverRef is immutable' }],
-  }),
-  maintenanceRef: Type.Optional(
-    LocalObjectReference({
-      description:
-        'ServerMaintenance (same namespace) this boot runs inside. Required when the server is claimed; the boot ends with it.',
-      rules: [{ rule: 'self == oldSelf', message: 'maintenanceRef is immutable' }],
+export const ServerBootSpec = Type.Object(
+  {
+    serverRef: LocalObjectReference({
+      rules: [{ rule: 'self == oldSelf', message: 'serverRef is immutable' }],
     }),
-  ),
-  method: StringEnum(BootMethods, {
-    description: 'VirtualMedia, UefiHttp, or Pxe (via a ServerBootConfiguration).',
-  }),
-  // The form by method (bootImageRules) is checked on ServerMaintenance.spec.boot, where a bad image
-  // would cost a grant; a ServerBoot with one fails at Pending (controllers/boot, InvalidSpec).
-  image: Type.String({
-    minLength: 1,
-    maxLength: IMAGE_MAX,
-    description: 'Image URL (ISO, EFI binary/UKI) or, for Pxe, an OCI image reference.',
-  }),
-  bootMode: Type.Optional(StringEnum(['UEFI', 'Legacy'] as const, { default: 'UEFI' })),
-  pin: Type.Optional(
-    Type.Boolean({
-      default: true,
-      description:
-        'Keep the boot target on the image for every reboot until the boot ends (BMC-initiated reboots included).',
+    maintenanceRef: Type.Optional(
+      LocalObjectReference({
+        description:
+          'ServerMaintenance (same namespace) this boot runs inside. Required when the server is claimed; the boot ends with it.',
+        rules: [{ rule: 'self == oldSelf', message: 'maintenanceRef is immutable' }],
+      }),
+    ),
+    method: StringEnum(BootMethods, {
+      description: 'VirtualMedia, UefiHttp, or Pxe (via a ServerBootConfiguration).',
     }),
-  ),
-  restore: Type.Optional(
-    Type.Boolean({ default: true, description: 'Restore the previous boot settings when the boot ends.' }),
-  ),
-  phaseTimeout: Type.Optional(
-    Duration({ description: 'Timeout of each phase before the boot fails; unset: 10m.' }),
-  ),
-});
+    // The form by method (bootImageRules, on the spec below) is checked at write time, as on
+    // ServerMaintenance.spec.boot: an image no method can boot is refused naming the field, not failed at
+    // Pending (controllers/boot still refuses one, InvalidSpec, should an older object carry it).
+    image: Type.String({
+      minLength: 1,
+      maxLength: IMAGE_MAX,
+      description: 'Image URL (ISO, EFI binary/UKI) or, for Pxe, an OCI image reference.',
+    }),
+    bootMode: Type.Optional(StringEnum(['UEFI', 'Legacy'] as const, { default: 'UEFI' })),
+    pin: Type.Optional(
+      Type.Boolean({
+        default: true,
+        description:
+          'Keep the boot target on the image for every reboot until the boot ends (BMC-initiated reboots included).',
+      }),
+    ),
+    restore: Type.Optional(
+      Type.Boolean({ default: true, description: 'Restore the previous boot settings when the boot ends.' }),
+    ),
+    phaseTimeout: Type.Optional(
+      Duration({ description: 'Timeout of each phase before the boot fails; unset: 10m.' }),
+    ),
+  },
+  { 'x-kubernetes-validations': bootImageRules() },
+);
 export type ServerBootSpec = Static<typeof ServerBootSpec>;
 
 /** A boot override as Redfish reports it (plus the virtual CD image, where one matters). */

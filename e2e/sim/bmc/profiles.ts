@@ -26,6 +26,10 @@ export interface SimProfile {
     biosPatchOnResource405: boolean;
     /** Manager attributes live in DellAttributes resources instead of on the Manager. */
     dellAttributes: boolean;
+    /** The Manager has no `Attributes` at all (the standard schema; HPE, Lenovo, Supermicro). */
+    noManagerAttributes: boolean;
+    /** InsertMedia declares an `@Redfish.ActionInfo` whose required parameters must be sent. */
+    insertActionInfo: boolean;
     /** SimpleUpdate answers with the monitor in the body (`TaskMonitor`) and no Location. */
     taskMonitorInBody: boolean;
     /** SimpleUpdate answers with the Task itself in the body and no Location. */
@@ -50,6 +54,8 @@ const none: SimProfile['quirks'] = {
   dellJobs: false,
   biosPatchOnResource405: false,
   dellAttributes: false,
+  noManagerAttributes: false,
+  insertActionInfo: false,
   taskMonitorInBody: false,
   taskInBody: false,
   successEnvelope: false,
@@ -92,6 +98,7 @@ export const SIM_PROFILES: Record<SimProfileName, SimProfile> = {
     quirks: {
       ...none,
       biosPatchOnResource405: true,
+      noManagerAttributes: true,
       taskMonitorInBody: true,
       successEnvelope: true,
       ejectNeedsBody: true,
@@ -105,7 +112,13 @@ export const SIM_PROFILES: Record<SimProfileName, SimProfile> = {
     biosSettings: 'Pending',
     systemSettings: 'Pending',
     etag: 'required',
-    quirks: { ...none, taskInBody: true, rejectContinuous: true, bootOnlyViaSettings: true },
+    quirks: {
+      ...none,
+      taskInBody: true,
+      rejectContinuous: true,
+      bootOnlyViaSettings: true,
+      noManagerAttributes: true,
+    },
   },
   supermicro: {
     ...generic,
@@ -113,7 +126,7 @@ export const SIM_PROFILES: Record<SimProfileName, SimProfile> = {
     manufacturer: 'Supermicro',
     managerId: '1',
     mediaUnder: 'manager',
-    quirks: { ...none, supermicroBoot: true, supermicroMedia: true },
+    quirks: { ...none, supermicroBoot: true, supermicroMedia: true, noManagerAttributes: true },
   },
   ami: {
     ...generic,
@@ -125,5 +138,6 @@ export const SIM_PROFILES: Record<SimProfileName, SimProfile> = {
     systemSettings: 'SD',
     settingsWriteOnly: true,
     etag: 'required',
+    quirks: { ...none, insertActionInfo: true },
   },
 };

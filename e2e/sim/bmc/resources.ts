@@ -203,7 +203,7 @@ export function manager(bmc: SimBmc, base: string, paths: SimPaths): object {
       ...(out.Links as object),
       Oem: { Dell: { DellAttributes: [ref(base, paths.dellAttributes)] } },
     };
-  } else {
+  } else if (!p.quirks.noManagerAttributes) {
     out.Attributes = { ...bmc.managerAttrs.current };
     out['@Redfish.Settings'] = {
       SettingsObject: ref(base, paths.managerSettings),
@@ -243,7 +243,12 @@ export function mediaDevice(host: SimHost, base: string, hp: HostPaths, id: stri
     WriteProtected: m.writeProtected,
     ConnectedVia: m.inserted ? 'URI' : 'NotConnected',
     Actions: {
-      '#VirtualMedia.InsertMedia': { target: `${self}/Actions/VirtualMedia.InsertMedia` },
+      '#VirtualMedia.InsertMedia': {
+        target: `${self}/Actions/VirtualMedia.InsertMedia`,
+        ...(bmc.profile.quirks.insertActionInfo
+          ? { '@Redfish.ActionInfo': `${self}/InsertMediaActionInfo` }
+          : {}),
+      },
       '#VirtualMedia.EjectMedia': { target: `${self}/Actions/VirtualMedia.EjectMedia` },
     },
     ...(bmc.etagMode !== 'none' ? { '@odata.etag': bmc.etag(host.key(`media-${id}`)) } : {}),
@@ -333,6 +338,28 @@ export const BIOS_REGISTRY_ENTRIES = [
   { AttributeName: 'AdminPhone', Type: 'String', ResetRequired: false, MaxLength: 32 },
   { AttributeName: 'SerialNumber', Type: 'String', ReadOnly: true },
 ];
+
+/** ActionInfo of InsertMedia (AMI): which parameters are required, and their allowed values. */
+export function insertActionInfo(base: string, rel: string): object {
+  return {
+    '@odata.id': base + rel,
+    '@odata.type': '#ActionInfo.v1_3_0.ActionInfo',
+    Id: 'InsertMediaActionInfo',
+    Parameters: [
+      { Name: 'Image', Required: true, DataType: 'String' },
+      {
+        Name: 'TransferProtocolType',
+        Required: true,
+        DataType: 'String',
+        AllowableValues: ['HTTP', 'HTTPS', 'NFS'],
+      },
+      { Name: 'Inserted', Required: false, DataType: 'Boolean' },
+      { Name: 'WriteProtected', Required: false, DataType: 'Boolean' },
+      { Name: 'UserName', Required: false, DataType: 'String' },
+      { Name: 'Password', Required: false, DataType: 'String' },
+    ],
+  };
+}
 
 export function redfishError(messageId: string, message: string): object {
   return {

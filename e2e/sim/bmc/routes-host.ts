@@ -144,6 +144,9 @@ export function insertMedia(req: SimRequest, id: string): SimReply {
   };
   if (typeof body.Image !== 'string' || !/^https?:\/\//.test(body.Image))
     return reject('Image must be an http(s) URL');
+  if (bmc.profile.quirks.insertActionInfo && !body.TransferProtocolType) {
+    return reject("TransferProtocolType is required (see the action's @Redfish.ActionInfo)");
+  }
   if (bmc.profile.quirks.supermicroMedia) {
     if ('Inserted' in body || 'WriteProtected' in body)
       return reject('Inserted and WriteProtected are not supported');

@@ -66,6 +66,11 @@ function hostRoutes(r: Map<string, Methods>, p: SimProfile, hp: view.HostPaths, 
     r.set(`${hp.media}/${id}`, {
       GET: on((q) => withEtag(q, q.host.key(`media-${id}`), view.mediaDevice(q.host, q.base, hp, id)!)),
     });
+    if (p.quirks.insertActionInfo) {
+      r.set(`${hp.media}/${id}/InsertMediaActionInfo`, {
+        GET: (q) => ok(view.insertActionInfo(q.base, `${hp.media}/${id}/InsertMediaActionInfo`)),
+      });
+    }
     r.set(`${hp.media}/${id}/Actions/VirtualMedia.InsertMedia`, { POST: on((q) => insertMedia(q, id)) });
     r.set(`${hp.media}/${id}/Actions/VirtualMedia.EjectMedia`, { POST: on((q) => ejectMedia(q, id)) });
   }

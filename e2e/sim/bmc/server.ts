@@ -19,7 +19,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import { authorized, sessionRoutes, type SimCredentials } from './auth.js';
 import type { FaultSpec } from './faults.js';
-import { DEFAULT_TIMING, SimBmc, type SimTiming } from './model.js';
+import { DEFAULT_TIMING, SimBmc, type SimHost, type SimTiming } from './model.js';
 import { SIM_PROFILES, type EtagMode, type SimProfileName } from './profiles.js';
 import { ledgerOf, type ServerLedger, type SimServer } from './ledger.js';
 import { fail, route, routesFor, type SimReply, type SimRequest } from './routes.js';
@@ -234,27 +234,32 @@ class Simulator {
     const host = typeof input.system === 'string' ? bmc.host(input.system) : bmc.hosts[0];
     if (!host)
       return { status: 404, body: { error: `no System ${String(input.system)} behind BMC ${bmc.index}` } };
-    switch (action) {
-      case 'GET ':
-        return { status: 200, body: snapshot(bmc) };
-      case 'POST /faults':
-        return { status: 201, body: { id: bmc.faults.add(input as unknown as FaultSpec) } };
-      case 'DELETE /faults':
-        bmc.faults.clear();
-        return { status: 204 };
-      case 'POST /reboot':
-        host.bmcInitiatedReboot();
-        return { status: 202 };
-      case 'POST /host':
-        host.stuck = input.stuck === true;
-        return { status: 204 };
-      case 'POST /power':
-        host.power = input.state === 'Off' ? 'Off' : 'On';
-        bmc.bump(host.key('system'));
-        return { status: 204 };
-      default:
-        return { status: 404, body: { error: `unknown control ${action}` } };
-    }
+    return bmcControl(bmc, host, action, input);
+  }
+}
+
+/** One control action on a BMC (and the System `host` behind it). */
+function bmcControl(bmc: SimBmc, host: SimHost, action: string, input: Record<string, unknown>): SimReply {
+  switch (action) {
+    case 'GET ':
+      return { status: 200, body: snapshot(bmc) };
+    case 'POST /faults':
+      return { status: 201, body: { id: bmc.faults.add(input as unknown as FaultSpec) } };
+    case 'DELETE /faults':
+      bmc.faults.clear();
+      return { status: 204 };
+    case 'POST /reboot':
+      host.bmcInitiatedReboot();
+      return { status: 202 };
+    case 'POST /host':
+      host.stuck = input.stuck === true;
+      return { status: 204 };
+    case 'POST /power':
+      host.power = input.state === 'Off' ? 'Off' : 'On';
+      bmc.bump(host.key('system'));
+      return { status: 204 };
+    default:
+      return { status: 404, body: { error: `unknown control ${action}` } };
   }
 }
 

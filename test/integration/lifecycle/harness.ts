@@ -39,7 +39,11 @@ import {
   ServerResource,
 } from '../../../lib/kube/kinds.js';
 
-export type ControllerName = 'maintenance-controller' | 'approval-controller' | 'budget-controller';
+export type ControllerName =
+  | 'maintenance-controller'
+  | 'approval-controller'
+  | 'budget-controller'
+  | 'drain-controller';
 export const CONTROLLERS: readonly ControllerName[] = [
   'maintenance-controller',
   'approval-controller',
@@ -49,6 +53,7 @@ export const ENTRY: Record<ControllerName, string> = {
   'maintenance-controller': 'controllers/maintenance/main.ts',
   'approval-controller': 'controllers/approval/main.ts',
   'budget-controller': 'controllers/budget/main.ts',
+  'drain-controller': 'controllers/drain/main.ts',
 };
 
 /** Claims carrying this label have a consumer (policy autoApproval.consumerLabels). */
@@ -75,6 +80,14 @@ export const TEST_POLICY = {
   grants: { ttl: '15s', ledgerCap: 2000 },
   legacyLabels: { mode: 'translate' },
   timeouts: { approval: '10m', park: '30s', inMaintenance: '10m', bootPhase: '30s' },
+  // Only the firmware controller reads it: phases short enough to time out within a test.
+  firmware: {
+    class: 'Planned',
+    defaultMaxAttempts: 0,
+    retryBackoff: '2s',
+    retryBackoffMax: '10s',
+    timeouts: { admission: '60s', issue: '20s', task: '8s', reboot: '30s', verify: '20s' },
+  },
 };
 export type TestPolicy = typeof TEST_POLICY;
 
@@ -84,6 +97,8 @@ export interface LifecycleOptions {
   flags?: Partial<Record<ControllerName, string[]>>;
   /** The simulated actor's default hold once a maintenance is Ready; undefined: no actor. */
   actorHoldMs?: number;
+  /** Controllers started besides CONTROLLERS (the drain controller). */
+  extra?: ControllerName[];
 }
 
 export interface Fleet {
@@ -161,9 +176,10 @@ export async function startLifecycle(options: LifecycleOptions = {}): Promise<Li
   const ns = await freshNamespace(admin, 'lc-ops');
   const webhook = await startWebhook(admin, { replicas: 1 });
   await writePolicy(admin, policyData(options.policy ?? {}));
+  const all = [...CONTROLLERS, ...(options.extra ?? [])];
   const kubeconfigs = Object.fromEntries(
     await Promise.all(
-      CONTROLLERS.map(async (c) => [c, (await kubeconfigForBinary(admin, c)).kubeconfig] as const),
+      all.map(async (c) => [c, (await kubeconfigForBinary(admin, c)).kubeconfig] as const),
     ),
   ) as Record<ControllerName, string>;
   const spawn = (name: ControllerName) =>
@@ -177,11 +193,11 @@ export async function startLifecycle(options: LifecycleOptions = {}): Promise<Li
       '--retry-period=0.5',
       ...(options.flags?.[name] ?? []),
     ]);
-  const controllers = Object.fromEntries(CONTROLLERS.map((c) => [c, spawn(c)])) as Record<
+  const controllers = Object.fromEntries(all.map((c) => [c, spawn(c)])) as Record<
     ControllerName,
     RunningBinary
   >;
-  await Promise.all(CONTROLLERS.map((c) => started(controllers[c], c)));
+  await Promise.all(all.map((c) => started(controllers[c], c)));
 
   const simKubeconfig = (await kubeconfigForBinary(admin, 'fleet-simulator', 'e2e/sim/fleet/rbac.yaml'))
     .kubeconfig;
@@ -251,7 +267,7 @@ export async function startLifecycle(options: LifecycleOptions = {}): Promise<Li
     async stop() {
       await watch.stop();
       await sim.stop().catch(() => undefined);
-      await Promise.all(CONTROLLERS.map((c) => controllers[c].stop('SIGTERM', 15_000)));
+      await Promise.all(all.map((c) => controllers[c].stop('SIGTERM', 15_000)));
       await webhook.stop();
       await writePolicy(admin, defaultPolicyData()).catch(() => undefined);
       await admin.close();

@@ -289,7 +289,7 @@ export interface RawResponse {
  */
 export async function rawRequest(
   kubeconfig: string,
-  method: 'POST' | 'PUT' | 'PATCH',
+  method: 'POST' | 'PUT' | 'PATCH' | 'DELETE',
   path: string,
   body: unknown,
   contentType = 'application/json',

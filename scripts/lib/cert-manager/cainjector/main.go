@@ -20,7 +20,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	kscheme "k8s.io/client-go/kubernetes/scheme"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 	apireg "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -34,7 +33,7 @@ import (
 )
 
 func main() {
-	kubeconfig := flag.String("kubeconfig", "", "kubeconfig of the API server")
+	// --kubeconfig is controller-runtime's own flag (ctrl.GetConfig reads it).
 	metricsAddr := flag.String("metrics-address", "0", "address of the /metrics endpoint (0: none)")
 	klog.InitFlags(flag.CommandLine)
 	flag.Parse()
@@ -44,16 +43,16 @@ func main() {
 	log := klog.Background()
 	ctrl.SetLogger(log)
 	ctx = logf.NewContext(ctx, log, "cert-manager-cainjector")
-	if err := run(ctx, *kubeconfig, *metricsAddr); err != nil {
+	if err := run(ctx, *metricsAddr); err != nil {
 		fmt.Fprintf(os.Stderr, "cert-manager cainjector: %v\n", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, kubeconfig, metricsAddr string) error {
-	restConfig, err := clientcmd.BuildConfigFromFlags("", kubeconfig)
+func run(ctx context.Context, metricsAddr string) error {
+	restConfig, err := ctrl.GetConfig()
 	if err != nil {
-		return fmt.Errorf("reading %s: %w", kubeconfig, err)
+		return fmt.Errorf("reading the kubeconfig: %w", err)
 	}
 	restConfig.UserAgent = "cainjector"
 	scheme := runtime.NewScheme()

@@ -1,0 +1,326 @@
+// The drain controller's decisions, pure functions of (claim, its maintenances, the Node and its pods
+// as last read from the workload cluster, policy, now). One claim is consumed by one Node, so one plan
+// covers every maintenance announced to the claim:
+//   planDrain   what to do in the workload cluster this pass (cordon, evict which pods, uncordon);
+//   settle      given what the evictions answered: status.drain and the condition Drained of each
+//               maintenance, and the claim's approvals and deferrals this controller keeps.
+import type { Announcement, ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
+import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import type { DrainBlocker, DrainPhase, DrainStatus } from '../../api/maintenance/v1alpha1/drain-status.js';
+import type { DrainPolicy } from '../../policies/schema.js';
+import { durationMs } from '../../lib/policy/durations.js';
+import { CORDONED_FOR_ANNOTATION, qualified } from '../../contract/names.js';
+import { parseTime, rfc3339 } from '../../contract/time.js';
+import { classifyPod, podKey, retryDelayMs } from './pods.js';
+import type { Node, Pod } from './workload-types.js';
+
+/** Announcement states in which the claim's Node must be (or stay) drained. */
+const DRAINING_STATES = new Set(['Announced', 'Deferred', 'Approved', 'InMaintenance']);
+/** A deferral written while draining lasts this long and is renewed when less than half is left. */
+export const DEFERRAL_MS = 10 * 60_000;
+
+/** The workload side as read this pass. */
+export type WorkloadView =
+  | { kind: 'unreachable'; message: string }
+  | { kind: 'no-node'; message: string }
+  | { kind: 'node'; node: Node; via: string; pods: Pod[]; capiManaged: boolean };
+
+/** A refused eviction remembered between passes (in memory; status keeps attempts and since). */
+export interface Refusal {
+  message: string;
+  budget?: string;
+  attempts: number;
+  since: number;
+  lastAt: number;
+}
+
+export interface DrainInput {
+  claim: ServerClaim;
+  /** The maintenances announced to the claim, by uid (those the cache has). */
+  maintenances: ReadonlyMap<string, ServerMaintenance>;
+  view: WorkloadView;
+  refusals: ReadonlyMap<string, Refusal>;
+  policy: DrainPolicy;
+  now: number;
+}
+
+export interface DrainPlan {
+  /** Announcements the Node is drained for now (in their lead window). */
+  active: Announcement[];
+  /** Announced, before notBefore minus the lead time: the drain waits; when to look again. */
+  waitUntil?: number;
+  cordon: boolean;
+  /** Uncordon: nothing is active and our annotation names this claim. */
+  uncordon: boolean;
+  evict: Pod[];
+  /** Pods the rules keep from leaving (never evicted): pod key → why. */
+  held: Map<string, string>;
+  /** Pods that still have to leave the Node (evictable, held, terminating). */
+  left: string[];
+  /** Who cordoned the Node, as it will be after this pass. */
+  cordoned?: 'ByUs' | 'ByOthers';
+}
+
+const claimKey = (c: ServerClaim) => qualified(c.metadata.namespace, c.metadata.name);
+
+export function activeAnnouncements(
+  claim: ServerClaim,
+  policy: DrainPolicy,
+  now: number,
+): { active: Announcement[]; waitUntil?: number } {
+  const lead = durationMs(policy.leadTime);
+  const active: Announcement[] = [];
+  let waitUntil: number | undefined;
+  for (const a of claim.status?.maintenance?.announcements ?? []) {
+    if (!DRAINING_STATES.has(a.state)) continue;
+    const start = (parseTime(a.notBefore) ?? 0) - lead;
+    if (now >= start || a.state === 'InMaintenance') active.push(a);
+    else waitUntil = Math.min(waitUntil ?? Infinity, start);
+  }
+  return { active, ...(waitUntil !== undefined ? { waitUntil } : {}) };
+}
+
+export function planDrain(input: DrainInput): DrainPlan {
+  const { claim, view, policy, now, refusals } = input;
+  const { active, waitUntil } = activeAnnouncements(claim, policy, now);
+  const plan: DrainPlan = {
+    active,
+    ...(waitUntil !== undefined ? { waitUntil } : {}),
+    cordon: false,
+    uncordon: false,
+    evict: [],
+    held: new Map(),
+    left: [],
+  };
+  if (view.kind !== 'node') return plan;
+  const { node } = view;
+  const ours = node.metadata.annotations?.[CORDONED_FOR_ANNOTATION] === claimKey(claim);
+  const unschedulable = node.spec?.unschedulable === true;
+  if (active.length === 0) {
+    plan.uncordon = ours;
+    return plan;
+  }
+  // Never take over a cordon somebody else set: it stays theirs, and stays after the maintenance.
+  plan.cordon = !unschedulable;
+  plan.cordoned = ours || !unschedulable ? 'ByUs' : 'ByOthers';
+  for (const pod of view.pods) {
+    const verdict = classifyPod(pod, policy, view.capiManaged);
+    const key = podKey(pod);
+    if (verdict.kind === 'skip') continue;
+    plan.left.push(key);
+    if (verdict.kind === 'block') plan.held.set(key, verdict.why);
+    if (verdict.kind !== 'evict') continue;
+    const refused = refusals.get(key);
+    if (!refused || now - refused.lastAt >= retryDelayMs(refused.attempts)) plan.evict.push(pod);
+  }
+  return plan;
+}
+
+/** What one eviction answered. */
+export type EvictionResult =
+  | { kind: 'evicted' }
+  | { kind: 'gone' }
+  | { kind: 'refused'; message: string; budget?: string }
+  | { kind: 'error'; message: string };
+
+export interface DrainSettlement {
+  phase: DrainPhase;
+  /** status.drain of each active maintenance (by uid). */
+  status: Map<string, DrainStatus>;
+  condition: { status: 'True' | 'False' | 'Unknown'; reason: string; message: string };
+  /** The claim's approvals and deferrals this controller holds after this pass (the whole set). */
+  approvals: { maintenanceUID: string; maintenanceName: string }[];
+  deferrals: { maintenanceUID: string; until: string; reason: string }[];
+  /** The refusals to remember for the next pass. */
+  refusals: Map<string, Refusal>;
+  /** When to look again (ms from now); undefined: on the next change only. */
+  requeueAfterMs?: number;
+}
+
+function blockersOf(plan: DrainPlan, refusals: ReadonlyMap<string, Refusal>): DrainBlocker[] {
+  const out: DrainBlocker[] = [];
+  for (const key of plan.left) {
+    const held = plan.held.get(key);
+    const refused = refusals.get(key);
+    if (held) out.push({ pod: key, message: held, since: rfc3339(refused?.since ?? 0) });
+    else if (refused)
+      out.push({
+        pod: key,
+        ...(refused.budget ? { budget: refused.budget } : {}),
+        message: refused.message.slice(0, 1024),
+        attempts: refused.attempts,
+        since: rfc3339(refused.since),
+      });
+  }
+  return out.slice(0, 32);
+}
+
+function summary(node: string, left: number, blockers: readonly DrainBlocker[]): string {
+  const named = blockers
+    .slice(0, 3)
+    .map((b) => `${b.pod}${b.budget ? ` (PodDisruptionBudget ${b.budget})` : ''}: ${b.message}`);
+  const more = blockers.length > 3 ? `; and ${blockers.length - 3} more` : '';
+  return `draining Node ${node}: ${left} pod(s) left${named.length ? `; ${named.join('; ')}${more}` : ''}`.slice(
+    0,
+    1024,
+  );
+}
+
+/** The drain's start as recorded on any active maintenance (so drainTimeout survives restarts). */
+function startedAt(
+  active: readonly Announcement[],
+  ms: ReadonlyMap<string, ServerMaintenance>,
+): number | undefined {
+  const times = active.flatMap((a) => parseTime(ms.get(a.maintenanceUID)?.status?.drain?.startedAt) ?? []);
+  return times.length ? Math.min(...times) : undefined;
+}
+
+export function settle(
+  input: DrainInput,
+  plan: DrainPlan,
+  results: ReadonlyMap<string, EvictionResult>,
+): DrainSettlement {
+  const { view, policy, now, claim } = input;
+  const refusals = new Map<string, Refusal>();
+  for (const key of plan.left) {
+    const before = input.refusals.get(key);
+    const r = results.get(key);
+    const held = plan.held.get(key);
+    if (held) refusals.set(key, { message: held, attempts: 0, since: before?.since ?? now, lastAt: now });
+    else if (r?.kind === 'refused')
+      refusals.set(key, {
+        message: r.message,
+        ...(r.budget ? { budget: r.budget } : {}),
+        attempts: (before?.attempts ?? 0) + 1,
+        since: before?.since ?? now,
+        lastAt: now,
+      });
+    else if (r?.kind === 'error')
+      refusals.set(key, {
+        message: r.message,
+        attempts: (before?.attempts ?? 0) + 1,
+        since: before?.since ?? now,
+        lastAt: now,
+      });
+    else if (!r && before) refusals.set(key, before);
+  }
+  const gone = new Set([...results].filter(([, r]) => r.kind === 'gone').map(([k]) => k));
+  const left = plan.left.filter((k) => !gone.has(k));
+  const started = startedAt(plan.active, input.maintenances) ?? now;
+  const base: Omit<DrainStatus, 'phase'> =
+    view.kind === 'node'
+      ? {
+          node: view.node.metadata.name ?? '',
+          via: view.via,
+          ...(plan.cordoned ? { cordoned: plan.cordoned } : {}),
+          startedAt: rfc3339(started),
+        }
+      : {};
+  let phase: DrainPhase;
+  let condition: DrainSettlement['condition'];
+  let blockers: DrainBlocker[] = [];
+  let requeueAfterMs: number | undefined;
+  if (view.kind === 'unreachable') {
+    phase = 'Unreachable';
+    condition = { status: 'False', reason: 'WorkloadUnreachable', message: view.message };
+    requeueAfterMs = 10_000;
+  } else if (view.kind === 'no-node') {
+    phase = 'NodeNotFound';
+    condition = { status: 'False', reason: 'NodeNotFound', message: view.message };
+    requeueAfterMs = 30_000;
+  } else if (left.length === 0) {
+    phase = 'Drained';
+    condition = { status: 'True', reason: 'Drained', message: `Node ${base.node} is cordoned and drained` };
+  } else {
+    blockers = blockersOf({ ...plan, left }, refusals);
+    const timedOut = now - started >= durationMs(policy.timeout);
+    const text = summary(base.node ?? '', left.length, blockers);
+    if (timedOut && policy.onTimeout === 'Proceed') {
+      phase = 'Proceeded';
+      condition = {
+        status: 'False',
+        reason: 'DrainTimeoutProceeded',
+        message: `drainTimeout ${policy.timeout} passed; approved per policy with pods left. ${text}`,
+      };
+    } else if (timedOut) {
+      phase = 'TimedOut';
+      condition = {
+        status: 'False',
+        reason: 'DrainTimeout',
+        message: `drainTimeout ${policy.timeout} passed; not approved (the deadline still applies). ${text}`,
+      };
+    } else {
+      phase = 'Draining';
+      condition = { status: 'False', reason: blockers.length ? 'Blocked' : 'Draining', message: text };
+    }
+    const delays = [...refusals.values()].map((r) => r.lastAt + retryDelayMs(r.attempts) - now);
+    requeueAfterMs = Math.max(500, Math.min(2000, ...delays));
+  }
+  const drainedAt =
+    phase === 'Drained'
+      ? (input.maintenances.get(plan.active[0]?.maintenanceUID ?? '')?.status?.drain?.drainedAt ??
+        rfc3339(now))
+      : undefined;
+  const status = new Map<string, DrainStatus>();
+  for (const a of plan.active)
+    status.set(a.maintenanceUID, {
+      phase,
+      ...base,
+      ...(drainedAt ? { drainedAt } : {}),
+      ...(view.kind === 'node' ? { podsLeft: left.length } : {}),
+      ...(blockers.length ? { blockers } : {}),
+      message: condition.message.slice(0, 1024),
+    });
+  const pending = plan.active.filter((a) => a.state !== 'InMaintenance');
+  const approve = phase === 'Drained' || phase === 'Proceeded';
+  const approvals = approve
+    ? pending.map((a) => ({ maintenanceUID: a.maintenanceUID, maintenanceName: a.maintenanceName }))
+    : [];
+  const deferrals = approve ? [] : deferralsFor(claim, pending, phase, condition.message, now);
+  if (plan.waitUntil !== undefined)
+    requeueAfterMs = Math.min(requeueAfterMs ?? Infinity, Math.max(0, plan.waitUntil - now));
+  return {
+    phase,
+    status,
+    condition,
+    approvals,
+    deferrals,
+    refusals,
+    ...(requeueAfterMs !== undefined ? { requeueAfterMs } : {}),
+  };
+}
+
+/**
+ * While draining, a deferral per pending maintenance keeps a standing or policy approval from starting
+ * it mid-drain, and tells the tenant what blocks; it never passes the deadline and is renewed when
+ * less than half of it is left, so a drain controller that died stops holding anything within
+ * DEFERRAL_MS. With the workload cluster unreachable the deferral is kept but not renewed.
+ */
+function deferralsFor(
+  claim: ServerClaim,
+  pending: readonly Announcement[],
+  phase: DrainPhase,
+  reason: string,
+  now: number,
+): DrainSettlement['deferrals'] {
+  if (phase === 'TimedOut') return [];
+  const out: DrainSettlement['deferrals'] = [];
+  for (const a of pending) {
+    const deadline = parseTime(a.deadline);
+    if (deadline !== undefined && now >= deadline) continue;
+    const existing = claim.spec.maintenance?.deferrals?.find((d) => d.maintenanceUID === a.maintenanceUID);
+    const had = parseTime(existing?.until);
+    let until: number | undefined;
+    if (phase === 'Unreachable' || phase === 'NodeNotFound')
+      until = had !== undefined && had > now ? had : undefined;
+    else until = had !== undefined && had - now > DEFERRAL_MS / 2 ? had : now + DEFERRAL_MS;
+    if (until === undefined) continue;
+    if (deadline !== undefined) until = Math.min(until, deadline);
+    out.push({
+      maintenanceUID: a.maintenanceUID,
+      until: rfc3339(until),
+      reason: existing && phase === 'Unreachable' ? (existing.reason ?? reason) : reason.slice(0, 1024),
+    });
+  }
+  return out;
+}

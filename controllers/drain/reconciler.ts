@@ -1,0 +1,314 @@
+// The drain controller's edge, one work queue keyed by claim (namespace/name): read the claim's Node
+// and pods from its workload cluster, plan (decide.ts), cordon / evict / uncordon, settle, then write
+// status.drain + condition Drained on each announced maintenance and the approvals and deferrals
+// this controller holds on the claim (server-side apply, its field manager: releasing an entry
+// removes it, a cordon or an approval of anybody else is never touched).
+import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
+import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import type { Manager } from '../../lib/kube/manager.js';
+import type { KubeClient, ResourceClient } from '../../lib/kube/client.js';
+import { withoutManagedFields, type Informer } from '../../lib/kube/informer.js';
+import type { Controller, ReconcileResult } from '../../lib/kube/controller.js';
+import { isConflict, KubeApiError } from '../../lib/kube/errors.js';
+import { Core, objectKey, splitKey } from '../../lib/kube/resources.js';
+import type { PolicyStore } from '../../lib/policy/store.js';
+import { ServerClaimResource, ServerMaintenanceResource } from '../../lib/kube/kinds.js';
+import { DEFAULT_POLICY, type DrainPolicy } from '../../policies/schema.js';
+import { claimProviderID, MaintenanceConditions, qualified } from '../../contract/names.js';
+import { findCondition, makeCondition } from '../../contract/conditions.js';
+import { applyOwned, applyStatusOf, withTypeMeta } from '../shared/writes.js';
+import {
+  planDrain,
+  settle,
+  type DrainInput,
+  type EvictionResult,
+  type Refusal,
+  type WorkloadView,
+} from './decide.js';
+import { podKey } from './pods.js';
+import { DrainMetrics } from './metrics.js';
+import {
+  cordon,
+  evictPod,
+  nodeByProviderID,
+  podsOnNode,
+  uncordon,
+  WorkloadClusters,
+  WorkloadUnavailable,
+} from './workload.js';
+import type { Pdb } from './workload-types.js';
+
+export interface DrainControllerOptions {
+  workers: number;
+}
+
+interface Held {
+  approvals: string;
+  deferrals: string;
+}
+
+export class DrainReconciler {
+  readonly #mgr: Manager;
+  readonly #policies: PolicyStore;
+  readonly #claims: Informer<ServerClaim>;
+  readonly #maintenances: Informer<ServerMaintenance>;
+  readonly #claimClient: ResourceClient<ServerClaim>;
+  readonly #smClient: ResourceClient<ServerMaintenance>;
+  readonly #clusters: WorkloadClusters;
+  readonly #queue: Controller;
+  readonly #metrics: DrainMetrics;
+  /** Per claim: refused evictions (backoff), the Node last found, what we last applied on the claim. */
+  readonly #refusals = new Map<string, Map<string, Refusal>>();
+  readonly #nodes = new Map<string, string>();
+  readonly #held = new Map<string, Held>();
+
+  constructor(mgr: Manager, policies: PolicyStore, options: DrainControllerOptions) {
+    this.#mgr = mgr;
+    this.#policies = policies;
+    this.#claims = mgr.informer<ServerClaim>(ServerClaimResource, { transform: withoutManagedFields });
+    this.#maintenances = mgr.informer<ServerMaintenance>(ServerMaintenanceResource, {
+      indexers: { uid: (m) => [m.metadata.uid ?? ''] },
+      transform: withoutManagedFields,
+    });
+    this.#claimClient = mgr.client.resource<ServerClaim>(ServerClaimResource);
+    this.#smClient = mgr.client.resource<ServerMaintenance>(ServerMaintenanceResource);
+    this.#clusters = new WorkloadClusters(mgr.client, mgr.logger);
+    this.#metrics = new DrainMetrics(mgr.registry);
+    this.#queue = mgr.controller({
+      name: 'drain',
+      workers: options.workers,
+      reconcile: (k) => this.reconcile(k),
+    });
+    const onClaim = (c: ServerClaim) => this.#queue.enqueue(objectKey(c.metadata));
+    this.#claims.on({ add: onClaim, update: (_o, c) => onClaim(c), delete: onClaim });
+    this.#policies.onChange(() => {
+      for (const c of this.#claims.list()) onClaim(c);
+    });
+  }
+
+  #policy(): DrainPolicy {
+    return (this.#policies.current() ?? DEFAULT_POLICY).drain;
+  }
+
+  async reconcile(key: string): Promise<ReconcileResult | void> {
+    const { namespace = '', name } = splitKey(key);
+    const claim = this.#claims.getByName(name, namespace);
+    const policy = this.#policy();
+    const cluster = policy.clusters.find((c) => c.namespace === namespace);
+    if (!claim || !cluster) {
+      this.#forget(key);
+      return;
+    }
+    const announced = claim.status?.maintenance?.announcements ?? [];
+    // Nothing announced and nothing of ours to undo: no need to ask the workload cluster.
+    const held = this.#held.get(key);
+    if (announced.length === 0 && held && isEmpty(held) && !this.#nodes.has(key)) return;
+    const maintenances = new Map<string, ServerMaintenance>();
+    for (const a of announced) {
+      const m = this.#maintenances.getByName(a.maintenanceName, a.maintenanceNamespace);
+      if (m?.metadata.uid === a.maintenanceUID) maintenances.set(a.maintenanceUID, m);
+    }
+    const now = Date.now();
+    const client = await this.#client(cluster).catch((e: unknown) => e as Error);
+    const view = client instanceof Error ? unreachable(client) : await this.#view(client, claim, key);
+    const input: DrainInput = {
+      claim,
+      maintenances,
+      view,
+      refusals: this.#refusals.get(key) ?? new Map(),
+      policy,
+      now,
+    };
+    const plan = planDrain(input);
+    const results = new Map<string, EvictionResult>();
+    if (view.kind === 'node' && !(client instanceof Error)) {
+      try {
+        await this.#act(client, view, plan, claim, results);
+      } catch (e) {
+        if (!isConflict(e)) throw e;
+        return { requeueAfterMs: 200, reason: 'node changed' };
+      }
+    }
+    const s = settle(input, plan, results);
+    this.#refusals.set(key, s.refusals);
+    for (const r of results.values()) this.#metrics.evictions.inc({ result: r.kind });
+    await this.#writeMaintenances(s, maintenances);
+    await this.#writeClaim(claim, key, s);
+    if (plan.active.length === 0) {
+      // Nothing to drain for: done once the Node is uncordoned (or was never ours); an unreachable
+      // cluster is asked again, in case we still have to uncordon.
+      if (view.kind !== 'unreachable') {
+        this.#nodes.delete(key);
+        return plan.waitUntil !== undefined
+          ? { requeueAfterMs: plan.waitUntil - now, reason: 'lead time' }
+          : undefined;
+      }
+      return { requeueAfterMs: 10_000, reason: 'unreachable' };
+    }
+    return s.requeueAfterMs !== undefined ? { requeueAfterMs: s.requeueAfterMs, reason: s.phase } : undefined;
+  }
+
+  #forget(key: string): void {
+    this.#refusals.delete(key);
+    this.#nodes.delete(key);
+    this.#held.delete(key);
+  }
+
+  async #client(cluster: DrainPolicy['clusters'][number]): Promise<KubeClient> {
+    return this.#clusters.client(cluster);
+  }
+
+  async #view(client: KubeClient, claim: ServerClaim, key: string): Promise<WorkloadView> {
+    const providerID = claimProviderID(claim.metadata.namespace ?? '', claim.metadata.name ?? '');
+    try {
+      const node = await nodeByProviderID(client, providerID, this.#nodes.get(key));
+      if (!node)
+        return { kind: 'no-node', message: `no Node in the workload cluster has providerID ${providerID}` };
+      this.#nodes.set(key, node.metadata.name ?? '');
+      const pods = await podsOnNode(client, node.metadata.name ?? '');
+      return { kind: 'node', node, via: `providerID ${providerID}`, pods, capiManaged: false };
+    } catch (e) {
+      return unreachable(e as Error);
+    }
+  }
+
+  async #act(
+    client: KubeClient,
+    view: Extract<WorkloadView, { kind: 'node' }>,
+    plan: ReturnType<typeof planDrain>,
+    claim: ServerClaim,
+    results: Map<string, EvictionResult>,
+  ): Promise<void> {
+    const owner = qualified(claim.metadata.namespace, claim.metadata.name);
+    const nodeName = view.node.metadata.name ?? '';
+    if (plan.cordon) {
+      await cordon(client, view.node, owner);
+      this.#mgr.logger.info({ claim: owner, node: nodeName }, 'cordoned Node');
+    }
+    if (plan.uncordon) {
+      await uncordon(client, view.node);
+      this.#mgr.logger.info({ claim: owner, node: nodeName }, 'uncordoned the Node we cordoned');
+    }
+    const pdbCache = new Map<string, Promise<Pdb[]>>();
+    const pdbs = (ns: string) => () => {
+      let p = pdbCache.get(ns);
+      if (!p) {
+        p = client
+          .resource<Pdb>(Core.PodDisruptionBudget)
+          .listAll({ namespace: ns })
+          .then((l) => l.items);
+        pdbCache.set(ns, p);
+      }
+      return p;
+    };
+    for (const pod of plan.evict) {
+      const r = await evictPod(client, pod, pdbs(pod.metadata.namespace ?? ''));
+      results.set(podKey(pod), r);
+      if (r.kind === 'evicted')
+        this.#mgr.logger.info({ claim: owner, node: nodeName, pod: podKey(pod) }, 'evicted pod');
+    }
+  }
+
+  async #writeMaintenances(
+    s: ReturnType<typeof settle>,
+    maintenances: ReadonlyMap<string, ServerMaintenance>,
+  ) {
+    const fm = this.#mgr.status.fieldManager;
+    const now = new Date();
+    for (const [uid, drain] of s.status) {
+      const m = maintenances.get(uid);
+      if (!m) continue;
+      const before = m.status?.drain;
+      const condition = makeCondition(
+        m.status?.conditions,
+        { type: MaintenanceConditions.Drained, ...s.condition },
+        now,
+      );
+      const old = findCondition(m.status?.conditions, MaintenanceConditions.Drained);
+      if (
+        sameDrain(before, drain) &&
+        old?.status === condition.status &&
+        old.reason === condition.reason &&
+        old.message === condition.message
+      )
+        continue;
+      await applyStatusOf(this.#smClient, m, { drain, conditions: [condition] }, fm);
+      if (before?.phase !== drain.phase) {
+        const target = withTypeMeta(m, this.#smClient);
+        const warn =
+          drain.phase === 'TimedOut' ||
+          drain.phase === 'Unreachable' ||
+          drain.phase === 'NodeNotFound' ||
+          drain.phase === 'Proceeded';
+        this.#mgr.events.record(
+          target,
+          warn ? 'Warning' : 'Normal',
+          `Drain${drain.phase}`,
+          'Drain',
+          drain.message ?? drain.phase,
+        );
+        if (drain.phase === 'Drained') this.#metrics.drained.inc();
+      }
+      if ((drain.blockers?.length ?? 0) > 0 && !(before?.blockers?.length ?? 0)) this.#metrics.blocked.inc();
+    }
+  }
+
+  async #writeClaim(claim: ServerClaim, key: string, s: ReturnType<typeof settle>): Promise<void> {
+    const held: Held = { approvals: JSON.stringify(s.approvals), deferrals: JSON.stringify(s.deferrals) };
+    const have = claim.spec.maintenance;
+    const present =
+      s.approvals.every((a) => have?.approvals?.some((x) => x.maintenanceUID === a.maintenanceUID)) &&
+      s.deferrals.every((d) =>
+        have?.deferrals?.some(
+          (x) => x.maintenanceUID === d.maintenanceUID && x.until === d.until && x.reason === d.reason,
+        ),
+      );
+    const last = this.#held.get(key);
+    if (last && last.approvals === held.approvals && last.deferrals === held.deferrals && present) return;
+    const fm = this.#mgr.status.fieldManager;
+    const maintenance: Record<string, unknown> = {};
+    if (s.approvals.length) maintenance.approvals = s.approvals;
+    if (s.deferrals.length) maintenance.deferrals = s.deferrals;
+    // Nothing to hold: an apply with no spec releases every entry we held (and removes it unless
+    // somebody else holds it too).
+    const fields = Object.keys(maintenance).length ? { spec: { maintenance } } : {};
+    try {
+      await applyOwned(this.#claimClient, claim, fields, fm);
+    } catch (e) {
+      // The webhook refuses an approval or deferral of a maintenance no longer announced: the next
+      // pass, on the claim's update, decides again.
+      if (e instanceof KubeApiError && (e.statusCode === 403 || e.statusCode === 429)) {
+        this.#mgr.logger.warn(
+          { claim: key, err: e.message },
+          'claim write refused; retrying on the next change',
+        );
+        this.#held.delete(key);
+        return;
+      }
+      throw e;
+    }
+    this.#held.set(key, held);
+    for (const a of s.approvals)
+      if (!have?.approvals?.some((x) => x.maintenanceUID === a.maintenanceUID)) {
+        this.#metrics.approvals.inc();
+        this.#mgr.events.normal(
+          withTypeMeta(claim, this.#claimClient),
+          'DrainApproved',
+          'Approve',
+          `Node drained: approved maintenance ${a.maintenanceName} (${a.maintenanceUID})`,
+        );
+      }
+  }
+}
+
+const isEmpty = (h: Held) => h.approvals === '[]' && h.deferrals === '[]';
+
+function unreachable(e: Error): WorkloadView {
+  const message =
+    e instanceof WorkloadUnavailable ? e.message : `workload cluster API unreachable: ${e.message}`;
+  return { kind: 'unreachable', message: message.slice(0, 1024) };
+}
+
+function sameDrain(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+}

@@ -1,0 +1,18 @@
+// The workload-cluster objects the drain controller reads, typed to the fields it uses.
+import type { LabelSelector } from '../../api/schema/common.js';
+import type { KubeObject } from '../../api/schema/meta.js';
+
+export interface Node extends KubeObject {
+  spec?: { providerID?: string; unschedulable?: boolean };
+  status?: { conditions?: { type: string; status: string }[] };
+}
+
+export interface Pod extends KubeObject {
+  spec?: { nodeName?: string; volumes?: { name: string; emptyDir?: unknown }[] };
+  status?: { phase?: string };
+}
+
+export interface Pdb extends KubeObject {
+  spec?: { selector?: LabelSelector };
+  status?: { disruptionsAllowed?: number };
+}

@@ -1,0 +1,240 @@
+// Behaviours 1-3 of the drain controller (issue 27) against a real workload cluster
+// (e2e/harness/workload-cluster.ts) and the real lifecycle controllers and webhook:
+// 1. a Deployment under a PDB (maxUnavailable 1) leaves the claim's Node one pod at a time, then the
+//    drain controller approves, the maintenance runs, and the Node is uncordoned afterwards;
+// 2. a PDB that can never be satisfied: the blocking pod and its budget are named within 30 s, and at
+//    drainTimeout the policy's choice (Fail) shows, with no approval;
+// 3. a Node an admin cordoned before the maintenance is still cordoned after it.
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { readFileSync } from 'node:fs';
+import { Core } from '../../../lib/kube/resources.js';
+import { applyManifest, tokenKubeconfig } from '../../../e2e/harness/processes.js';
+import { REPO_ROOT } from '../../../e2e/harness/control-plane.js';
+import { waitFor } from '../../../e2e/harness/env.js';
+import {
+  startWorkloadCluster,
+  type Node,
+  type WorkloadCluster,
+} from '../../../e2e/harness/workload-cluster.js';
+import { deploymentObject, podsOf, type Pdb } from '../../../e2e/harness/testing/workloads.js';
+import { claimProviderID, CORDONED_FOR_ANNOTATION } from '../../../contract/names.js';
+import {
+  conditionOf,
+  finish,
+  startLifecycle,
+  waitForGone,
+  waitForMaintenance,
+  type Fleet,
+  type Lifecycle,
+} from '../lifecycle/harness.js';
+
+const DRAIN_SA = 'system:serviceaccount:metal-maintenance-system:drain-controller';
+const SHOP = 'shop';
+
+let wc: WorkloadCluster;
+let lc: Lifecycle;
+let f: Fleet;
+
+const nodeOf = (i: number) => `node-${i}`;
+
+beforeAll(async () => {
+  wc = await startWorkloadCluster();
+  lc = await startLifecycle({ actorHoldMs: 1000, extra: ['drain-controller'] });
+  f = await lc.fleet('drain', { servers: 3, claims: 'consumer' });
+  // The workload cluster's side: exactly the documented Role, and its kubeconfig in a Secret the
+  // policy names; the drain controller may read that Secret through a RoleBinding in the tenant.
+  await applyManifest(wc.admin, `${REPO_ROOT}/manifests/drain-controller/workload/rbac.yaml`);
+  const { kubeconfig } = await tokenKubeconfig(wc.admin, 'kube-system', 'metal-drain');
+  await lc.admin.resource(Core.Secret).create({
+    metadata: { name: 'workload-kubeconfig', namespace: f.tenant },
+    data: { kubeconfig: readFileSync(kubeconfig).toString('base64') },
+  } as never);
+  await lc.admin.resource(Core.RoleBinding).create({
+    metadata: { name: 'drain-credentials', namespace: f.tenant },
+    roleRef: {
+      apiGroup: 'rbac.authorization.k8s.io',
+      kind: 'ClusterRole',
+      name: 'metal-maintenance-drain-credentials',
+    },
+    subjects: [{ kind: 'ServiceAccount', name: 'drain-controller', namespace: 'metal-maintenance-system' }],
+  } as never);
+  await lc.setPolicy({
+    drain: {
+      leadTime: '0s',
+      timeout: '20s',
+      onTimeout: 'Fail',
+      emptyDirData: 'Block',
+      unmanagedPods: 'Block',
+      clusters: [{ namespace: f.tenant, secretName: 'workload-kubeconfig', secretKey: 'kubeconfig' }],
+    },
+  } as never);
+  await wc.admin.resource(Core.Namespace).create({ metadata: { name: SHOP } });
+  // Claim i is consumed by node-i; node-2 was cordoned by an admin before anything of ours ran.
+  await wc.addNodes(
+    f.claims.map((c, i) => ({
+      name: nodeOf(i),
+      providerID: claimProviderID(c.namespace, c.name),
+      labels: { pool: 'main' },
+      unschedulable: i === 2,
+    })),
+  );
+}, 300_000);
+
+afterAll(async () => {
+  await lc?.stop();
+  await wc?.stop();
+}, 90_000);
+
+const nodes = () => wc.admin.resource<Node>(Core.Node);
+
+/**
+ * A Deployment whose pods need the Node label `fits-<name>`: they start on `node` (the only Node with
+ * it); spare Nodes added with the label later are where evicted pods land.
+ */
+async function workloadOn(name: string, node: string, replicas: number, pdb: Pdb['spec']): Promise<void> {
+  const fits = `fits-${name}`;
+  await nodes().patch(node, { metadata: { labels: { [fits]: 'yes' } } });
+  await wc.admin
+    .resource(Core.Deployment)
+    .create(deploymentObject(SHOP, name, replicas, { nodeSelector: { [fits]: 'yes' } }));
+  await wc.admin
+    .resource<Pdb>(Core.PodDisruptionBudget)
+    .create({ metadata: { name, namespace: SHOP }, spec: pdb });
+  await waitFor(`${replicas} ${name} pods running on ${node}`, async () => {
+    const pods = (await podsOf(wc.admin, SHOP, `app=${name}`)).filter((p) => p.status?.phase === 'Running');
+    return pods.length === replicas && pods.every((p) => p.spec?.nodeName === node);
+  });
+}
+
+it('drains a Node one pod at a time under its PDB, approves, and uncordons after the maintenance', async () => {
+  await workloadOn('api', nodeOf(0), 3, { maxUnavailable: 1, selector: { matchLabels: { app: 'api' } } });
+  await wc.addNodes([
+    { name: 'spare-a', labels: { 'fits-api': 'yes' } },
+    { name: 'spare-b', labels: { 'fits-api': 'yes' } },
+  ]);
+
+  let minReady = 3;
+  const sampler = setInterval(() => {
+    void podsOf(wc.admin, SHOP, 'app=api').then((pods) => {
+      const ready = pods.filter((p) => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp).length;
+      minReady = Math.min(minReady, ready);
+    });
+  }, 50);
+  try {
+    const m = await lc.maintenance('drain-web', f.servers[0]!);
+    const uid = m.metadata.uid!;
+    const drained = await waitForMaintenance(
+      lc,
+      'drain-web',
+      'drained',
+      (x) => x.status?.drain?.phase === 'Drained',
+      {
+        timeoutMs: 60_000,
+      },
+    );
+    expect(drained.status?.drain).toMatchObject({ node: nodeOf(0), cordoned: 'ByUs', podsLeft: 0 });
+    expect(conditionOf(drained, 'Drained')).toMatchObject({ status: 'True', reason: 'Drained' });
+    // The approval follows in the same pass, right after the status write.
+    const approvals = await waitFor('the approval on the claim', async () => {
+      const c = await lc.claims.get(f.claims[0]!.name, f.tenant);
+      return c.spec.maintenance?.approvals?.length ? c.spec.maintenance.approvals : undefined;
+    });
+    expect(approvals).toEqual([expect.objectContaining({ maintenanceUID: uid, approvedBy: DRAIN_SA })]);
+    const running = await waitForMaintenance(
+      lc,
+      'drain-web',
+      'InMaintenance',
+      (x) => x.status?.state === 'InMaintenance',
+    );
+    expect(running.status?.approval?.source).toBe('Owner');
+    const node = await nodes().get(nodeOf(0));
+    expect(node.spec?.unschedulable).toBe(true);
+    expect(node.metadata.annotations?.[CORDONED_FOR_ANNOTATION]).toBe(`${f.tenant}/${f.claims[0]!.name}`);
+  } finally {
+    clearInterval(sampler);
+  }
+  // maxUnavailable 1 of 3: never fewer than 2 api pods running at once.
+  expect(minReady).toBeGreaterThanOrEqual(2);
+  const pods = await podsOf(wc.admin, SHOP, 'app=api');
+  expect(pods.every((p) => p.spec?.nodeName !== nodeOf(0))).toBe(true);
+
+  await finish(lc, 'drain-web');
+  await waitForGone(lc, 'drain-web');
+  const after = await waitFor('node-0 uncordoned', async () => {
+    const n = await nodes().get(nodeOf(0));
+    return !n.spec?.unschedulable && n;
+  });
+  expect(after.metadata.annotations?.[CORDONED_FOR_ANNOTATION]).toBeUndefined();
+  await waitFor('our approval released from the claim', async () => {
+    const c = await lc.claims.get(f.claims[0]!.name, f.tenant);
+    return (c.spec.maintenance?.approvals ?? []).length === 0;
+  });
+}, 180_000);
+
+it('names a pod blocked by an unsatisfiable PDB within 30 s, then fails visibly at drainTimeout', async () => {
+  await workloadOn('solo', nodeOf(1), 1, { minAvailable: 1, selector: { matchLabels: { app: 'solo' } } });
+  const m = await lc.maintenance('drain-solo', f.servers[1]!);
+  const created = Date.parse(m.metadata.creationTimestamp!);
+  const blocked = await waitForMaintenance(
+    lc,
+    'drain-solo',
+    'a named blocker',
+    (x) => (x.status?.drain?.blockers?.length ?? 0) > 0,
+    {
+      timeoutMs: 30_000,
+    },
+  );
+  expect(Date.now() - created).toBeLessThan(30_000);
+  const blocker = blocked.status!.drain!.blockers![0]!;
+  expect(blocker.pod).toMatch(/^shop\/solo-/);
+  expect(blocker.budget).toBe('shop/solo');
+  expect(blocker.message).toMatch(/disruption budget solo needs 1 healthy pods and has 1 currently/);
+  expect(conditionOf(blocked, 'Drained')).toMatchObject({ status: 'False', reason: 'Blocked' });
+  // While it drains, a deferral on the claim says what blocks (the tenant sees it there too).
+  const claim = await lc.claims.get(f.claims[1]!.name, f.tenant);
+  expect(claim.spec.maintenance?.deferrals?.[0]?.reason).toContain('shop/solo');
+
+  const timedOut = await waitForMaintenance(
+    lc,
+    'drain-solo',
+    'TimedOut',
+    (x) => x.status?.drain?.phase === 'TimedOut',
+    {
+      timeoutMs: 45_000,
+    },
+  );
+  expect(conditionOf(timedOut, 'Drained')).toMatchObject({ status: 'False', reason: 'DrainTimeout' });
+  expect(conditionOf(timedOut, 'Drained')?.message).toContain('not approved');
+  expect(timedOut.status?.state).toBe('Announced');
+  const after = await lc.claims.get(f.claims[1]!.name, f.tenant);
+  expect(after.spec.maintenance?.approvals ?? []).toEqual([]);
+  await lc.maintenances.delete('drain-solo', { namespace: lc.ns });
+  await waitForGone(lc, 'drain-solo');
+  await waitFor('node-1 uncordoned', async () => !(await nodes().get(nodeOf(1))).spec?.unschedulable);
+}, 120_000);
+
+it("keeps an admin's cordon after the maintenance", async () => {
+  const m = await lc.maintenance('drain-admin', f.servers[2]!);
+  const drained = await waitForMaintenance(
+    lc,
+    'drain-admin',
+    'drained',
+    (x) => x.status?.drain?.phase === 'Drained',
+    {
+      timeoutMs: 30_000,
+    },
+  );
+  expect(drained.status?.drain?.cordoned).toBe('ByOthers');
+  expect(m.metadata.uid).toBeDefined();
+  await waitForMaintenance(lc, 'drain-admin', 'InMaintenance', (x) => x.status?.state === 'InMaintenance');
+  await finish(lc, 'drain-admin');
+  await waitForGone(lc, 'drain-admin');
+  // Give the drain controller its pass after the announcement went away, then look.
+  await waitFor('our approval released from the claim', async () => {
+    const c = await lc.claims.get(f.claims[2]!.name, f.tenant);
+    return (c.spec.maintenance?.approvals ?? []).length === 0;
+  });
+  const node = await nodes().get(nodeOf(2));
+  expect(node.spec?.unschedulable).toBe(true);
+  expect(node.metadata.annotations?.[CORDONED_FOR_ANNOTATION]).toBeUndefined();
+}, 90_000);

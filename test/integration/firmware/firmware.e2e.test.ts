@@ -1,0 +1,210 @@
+// The firmware controller as a process against the real control plane (webhook, maintenance,
+// approval and budget controllers as processes) and the BMC simulator: a BIOS version update and
+// BIOS settings applied only inside an admitted maintenance and verified by read-back; a stalled
+// update task failing within its timeout with the maintenance released; a BMC serving three
+// servers flashed once, only after all three are InMaintenance; the simulator's ledger proving
+// each flash and each settings write happened exactly once.
+import { SYSTEM_NAMESPACE } from '../../../contract/names.js';
+import { waitFor } from '../../../e2e/harness/env.js';
+import {
+  conditionOf,
+  maintenancesOf,
+  startFirmwareSuite,
+  waitForState,
+  type FirmwareSuite,
+} from './harness.js';
+
+let suite: FirmwareSuite;
+
+// BMC 0, 1, 3: one System each; BMC 2: three Systems (a multi-node chassis).
+beforeAll(async () => {
+  suite = await startFirmwareSuite({ bmcs: 5, systems: (i) => (i === 2 ? 3 : 1) });
+}, 120_000);
+
+afterAll(async () => {
+  await suite?.stop();
+});
+
+const ledgerOf = (bmc: number, system?: string) =>
+  suite.sim.ledger().filter((l) => l.bmc === bmc && (system === undefined || l.system === system));
+
+describe('firmware controller', () => {
+  test('BIOSVersion: flashed inside its maintenance, verified, maintenance released; exactly one flash', async () => {
+    const { names, sim } = await suite.servers('biosv', [0]);
+    const name = `${names[0]}-bios`;
+    const created = await suite.biosVersions.create({
+      metadata: { name },
+      spec: {
+        serverRef: { name: names[0] },
+        version: '2.1.0',
+        serverMaintenancePolicy: 'Enforced',
+        image: { URI: 'https://images.test/bios/2.1.0' },
+      },
+    });
+    const done = await waitForState(suite.biosVersions, name, 'Completed', 60_000);
+    expect(conditionOf(done, 'VersionUpgradeCompleted')?.status).toBe('True');
+    expect(done.status?.upgradeTask).toMatchObject({ state: 'Completed' });
+    const [ledger] = ledgerOf(0, sim[0]!.system);
+    expect(ledger?.biosVersion).toBe('2.1.0');
+    expect(ledger?.biosUpdatesStarted).toBe(1);
+    expect(ledger?.biosFlashes).toBe(1);
+    // The maintenance it asked for reached InMaintenance, and is gone now.
+    const history = suite.lc.history.filter((h) => h.server === names[0]);
+    expect(history.length).toBe(0); // lc.history watches the suite's namespace; ours live in SYSTEM_NAMESPACE
+    await waitFor(
+      'maintenance released',
+      async () => (await maintenancesOf(suite, created.metadata.uid!)).length === 0,
+    );
+    const spec = (await suite.biosVersions.get(name)).spec as {
+      serverMaintenanceRef?: { name: string; namespace: string };
+    };
+    expect(spec.serverMaintenanceRef?.namespace).toBe(SYSTEM_NAMESPACE);
+  });
+
+  test('BIOSVersion already at the target: Completed without a maintenance', async () => {
+    const { names } = await suite.servers('biosv-same', [3]);
+    const name = `${names[0]}-bios`;
+    const created = await suite.biosVersions.create({
+      metadata: { name },
+      spec: {
+        serverRef: { name: names[0] },
+        version: '1.0.0',
+        image: { URI: 'https://images.test/bios/1.0.0' },
+      },
+    });
+    await waitForState(suite.biosVersions, name, 'Completed', 30_000);
+    expect(await maintenancesOf(suite, created.metadata.uid!)).toHaveLength(0);
+    expect(ledgerOf(3)[0]?.biosUpdatesStarted).toBe(0);
+  });
+
+  test('BIOSSettings: only differing attributes written, reset inside the maintenance, read back', async () => {
+    const { names, sim } = await suite.servers('bioss', [1]);
+    const name = `${names[0]}-settings`;
+    await suite.biosSettings.create({
+      metadata: { name },
+      spec: {
+        serverRef: { name: names[0] },
+        version: '1.0.0',
+        serverMaintenancePolicy: 'Enforced',
+        settingsFlow: [
+          { name: 'virt', priority: 10, settings: { SriovGlobalEnable: 'Enabled', BootMode: 'Uefi' } },
+          { name: 'numa', priority: 20, settings: { NumaNodes: '4' } },
+        ],
+      },
+    });
+    const done = await waitForState(suite.biosSettings, name, 'Applied', 60_000);
+    const flow = done.status?.flowState as { name: string; flowState: string; lastAppliedTime?: string }[];
+    expect(flow.map((f) => [f.name, f.flowState])).toEqual([
+      ['virt', 'Applied'],
+      ['numa', 'Applied'],
+    ]);
+    const [ledger] = ledgerOf(1, sim[0]!.system);
+    // One PATCH per item (BootMode already Uefi was not sent), each applied by one reset.
+    expect(ledger?.biosSettingsWrites).toBe(2);
+    expect(ledger?.biosSettingsApplied).toBe(2);
+  });
+
+  test('BIOSSettings naming a read-only attribute: refused up front, naming it, no maintenance', async () => {
+    const { names } = await suite.servers('bioss-ro', [4]);
+    const name = `${names[0]}-settings`;
+    const created = await suite.biosSettings.create({
+      metadata: { name },
+      spec: {
+        serverRef: { name: names[0] },
+        version: '1.0.0',
+        settingsFlow: [{ name: 'a', priority: 1, settings: { NoSuchAttribute: 'x' } }],
+      },
+    });
+    const failed = await waitForState(suite.biosSettings, name, 'Failed', 30_000);
+    expect(conditionOf(failed, 'Failed')).toMatchObject({ reason: 'AttributeRefused' });
+    expect(conditionOf(failed, 'Failed')?.message).toContain('NoSuchAttribute');
+    expect(await maintenancesOf(suite, created.metadata.uid!)).toHaveLength(0);
+  });
+
+  test('a stalled update task: Failed within the task timeout + 30 s, naming the phase, maintenance released', async () => {
+    const { names } = await suite.servers('stall', [3]);
+    const name = `${names[0]}-bios`;
+    const created = await suite.biosVersions.create({
+      metadata: { name },
+      spec: {
+        serverRef: { name: names[0] },
+        version: '3.0.0',
+        serverMaintenancePolicy: 'Enforced',
+        image: { URI: 'https://images.test/bios/stall/3.0.0' },
+      },
+    });
+    await waitFor(
+      'flashing',
+      async () => conditionOf(await suite.biosVersions.get(name), 'Progressing')?.reason === 'Flashing',
+      { timeoutMs: 30_000 },
+    );
+    const flashingSince = Date.now();
+    // Policy firmware.timeouts.task is 8s in this suite.
+    const failed = await waitForState(suite.biosVersions, name, 'Failed', 8_000 + 30_000);
+    expect(Date.now() - flashingSince).toBeLessThan(8_000 + 30_000);
+    const cond = conditionOf(failed, 'Failed');
+    expect(cond?.reason).toBe('PhaseTimeout');
+    expect(cond?.message).toMatch(/^Flashing: no result within 8s; last BMC answer: task .*Running/);
+    await waitFor(
+      'maintenance released',
+      async () => (await maintenancesOf(suite, created.metadata.uid!)).length === 0,
+      {
+        timeoutMs: 15_000,
+      },
+    );
+    const events = await suite.lc.admin
+      .resource<
+        { reason?: string; regarding?: { name?: string } } & import('../../../api/schema/meta.js').KubeObject
+      >({
+        group: 'events.k8s.io',
+        version: 'v1',
+        plural: 'events',
+        kind: 'Event',
+        namespaced: true,
+      })
+      .list({});
+    expect(events.items.some((e) => e.regarding?.name === name && e.reason === 'PhaseTimeout')).toBe(true);
+  });
+
+  test('BMCVersion behind a BMC serving three servers: all three InMaintenance first, one flash', async () => {
+    const { names, bmcs } = await suite.servers('bmcv', [2]);
+    expect(names).toHaveLength(3);
+    const name = `${bmcs[0]}-fw`;
+    const seen = new Map<string, string>();
+    const created = await suite.bmcVersions.create({
+      metadata: { name },
+      spec: {
+        bmcRef: { name: bmcs[0] },
+        version: '6.0.0',
+        serverMaintenancePolicy: 'Enforced',
+        image: { URI: 'https://images.test/bmc/6.0.0' },
+      },
+    });
+    // Record every state of its maintenances while it runs, and when the BMC's update started.
+    let updateStartedWith: number | undefined;
+    const done = await waitFor(
+      'BMCVersion Completed',
+      async () => {
+        for (const m of await maintenancesOf(suite, created.metadata.uid!))
+          seen.set(m.spec.serverRef.name, m.status?.state ?? 'Pending');
+        const ledger = ledgerOf(2);
+        if (updateStartedWith === undefined && ledger[0]?.bmcLedger.bmcUpdatesStarted)
+          updateStartedWith = [...seen.values()].filter((s) => s === 'InMaintenance').length;
+        const o = await suite.bmcVersions.get(name);
+        if (o.status?.state === 'Failed') throw new Error(JSON.stringify(o.status.conditions));
+        return o.status?.state === 'Completed' ? o : undefined;
+      },
+      { timeoutMs: 90_000, intervalMs: 100 },
+    );
+    expect(conditionOf(done, 'VersionUpgradeCompleted')?.status).toBe('True');
+    expect(seen.size).toBe(3);
+    const ledger = ledgerOf(2);
+    expect(ledger.map((l) => l.bmcVersion)).toEqual(['6.0.0', '6.0.0', '6.0.0']);
+    expect(ledger[0]?.bmcLedger).toMatchObject({ bmcUpdatesStarted: 1, bmcFlashes: 1 });
+    if (updateStartedWith !== undefined) expect(updateStartedWith).toBe(3);
+    await waitFor(
+      'maintenances released',
+      async () => (await maintenancesOf(suite, created.metadata.uid!)).length === 0,
+    );
+  });
+});

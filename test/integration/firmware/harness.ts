@@ -1,0 +1,177 @@
+// The firmware suite's world: the lifecycle stack (real webhook, maintenance/approval/budget
+// controllers as processes, the fleet simulator) plus the BMC simulator and the firmware
+// controller as its own process under its own ServiceAccount. Servers of a case point at
+// simulated BMCs (several Systems behind one BMC where asked).
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
+import type { KubeObject } from '../../../api/schema/meta.js';
+import { REDFISH_PATH_PREFIX_ANNOTATION } from '../../../controllers/shared/bmc-access.js';
+import { SYSTEM_NAMESPACE } from '../../../contract/names.js';
+import { waitFor, uniqueName } from '../../../e2e/harness/env.js';
+import { kubeconfigForBinary, spawnBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
+import { startBmcSimulator, type BmcSimulator, type SimServer } from '../../../e2e/sim/bmc/server.js';
+import type { ResourceClient } from '../../../lib/kube/client.js';
+import {
+  BIOSSettingsResource,
+  BIOSVersionResource,
+  BMCResource,
+  BMCSecretResource,
+  BMCSettingsResource,
+  BMCVersionResource,
+  ServerMaintenanceResource,
+} from '../../../lib/kube/kinds.js';
+import { startLifecycle, type Lifecycle } from '../lifecycle/harness.js';
+
+export type Firmware = KubeObject & {
+  spec: Record<string, unknown>;
+  status?: {
+    state?: string;
+    conditions?: { type: string; status: string; reason: string; message: string }[];
+    [k: string]: unknown;
+  };
+};
+
+export interface FirmwareSuite {
+  lc: Lifecycle;
+  sim: BmcSimulator;
+  controller: RunningBinary;
+  biosVersions: ResourceClient<Firmware>;
+  biosSettings: ResourceClient<Firmware>;
+  bmcVersions: ResourceClient<Firmware>;
+  bmcSettings: ResourceClient<Firmware>;
+  maintenances: ResourceClient<ServerMaintenance>;
+  /** Servers of a new case, each behind its simulated BMC and System; BMC objects named `<case>-bmc<i>`. */
+  servers(
+    caseName: string,
+    bmcIndexes: number[],
+  ): Promise<{ names: string[]; bmcs: string[]; sim: SimServer[] }>;
+  restart(signal?: NodeJS.Signals): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export async function startFirmwareSuite(opts: {
+  bmcs: number;
+  systems?: (i: number) => number;
+}): Promise<FirmwareSuite> {
+  const lc = await startLifecycle({});
+  const sim = await startBmcSimulator({
+    count: opts.bmcs,
+    systems: opts.systems ?? 1,
+    timing: { updateMs: 600, restartMs: 300, powerOnMs: 200, managerResetOutageMs: 800 },
+  });
+  const caFile = join(mkdtempSync(join(tmpdir(), 'fw-ca-')), 'ca.pem');
+  writeFileSync(caFile, sim.ca);
+  const { kubeconfig } = await kubeconfigForBinary(lc.admin, 'firmware-controller');
+  const spawn = () =>
+    spawnBinary('firmware-controller', 'controllers/firmware/main.ts', [
+      `--kubeconfig=${kubeconfig}`,
+      '--ops-host=127.0.0.1',
+      '--ops-port=0',
+      '--lease-duration=3',
+      '--renew-deadline=2',
+      '--retry-period=0.5',
+      `--bmc-ca-file=${caFile}`,
+      '--redfish-timeout=2',
+      '--poll-interval=0.3',
+    ]);
+  let controller = spawn();
+  await controller.waitForLog((l) => l.msg === 'firmware-controller started', 60_000);
+  const admin = lc.admin;
+  const port = Number(new URL(sim.url).port);
+  const suite: FirmwareSuite = {
+    lc,
+    sim,
+    get controller() {
+      return controller;
+    },
+    biosVersions: admin.resource<Firmware>(BIOSVersionResource),
+    biosSettings: admin.resource<Firmware>(BIOSSettingsResource),
+    bmcVersions: admin.resource<Firmware>(BMCVersionResource),
+    bmcSettings: admin.resource<Firmware>(BMCSettingsResource),
+    maintenances: admin.resource<ServerMaintenance>(ServerMaintenanceResource),
+    async servers(caseName, bmcIndexes) {
+      const all = sim.servers();
+      const picked = all.filter((s) => bmcIndexes.includes(s.bmc));
+      const fleet = await lc.fleet(caseName, { servers: picked.length, claims: 'none' });
+      const id = uniqueName(caseName);
+      const bmcNames = new Map<number, string>();
+      for (const i of bmcIndexes) {
+        const name = `${id}-bmc${i}`;
+        bmcNames.set(i, name);
+        await admin.resource(BMCSecretResource).create({
+          metadata: { name },
+          data: {
+            username: Buffer.from(sim.credentials.username).toString('base64'),
+            password: Buffer.from(sim.credentials.password).toString('base64'),
+          },
+        } as KubeObject);
+        await admin.resource(BMCResource).create({
+          metadata: { name, annotations: { [REDFISH_PATH_PREFIX_ANNOTATION]: `/bmc/${i}` } },
+          spec: {
+            access: { ip: '127.0.0.1' },
+            protocol: { name: 'Redfish', port, scheme: 'https' },
+            bmcSecretRef: { name },
+          },
+        } as KubeObject);
+      }
+      await Promise.all(
+        fleet.servers.map((name, k) =>
+          lc.servers.patch(name, {
+            spec: {
+              bmcRef: { name: bmcNames.get(picked[k]!.bmc) },
+              systemURI: `/redfish/v1/Systems/${picked[k]!.system}`,
+            },
+          }),
+        ),
+      );
+      return { names: fleet.servers, bmcs: bmcIndexes.map((i) => bmcNames.get(i)!), sim: picked };
+    },
+    async restart(signal = 'SIGKILL') {
+      controller.proc.kill(signal);
+      await controller.exited;
+      controller = spawn();
+      await controller.waitForLog((l) => l.msg === 'firmware-controller started', 60_000);
+    },
+    async stop() {
+      await controller.stop('SIGTERM', 15_000);
+      await sim.close();
+      await lc.stop();
+    },
+  };
+  return suite;
+}
+
+/** Waits until the object's status.state is `state`; returns it. */
+export async function waitForState(
+  client: ResourceClient<Firmware>,
+  name: string,
+  state: string,
+  timeoutMs = 60_000,
+): Promise<Firmware> {
+  let last: Firmware | undefined;
+  await waitFor(
+    `${name} ${state}`,
+    async () => {
+      last = await client.get(name);
+      if (last.status?.state === 'Failed' && state !== 'Failed')
+        throw new Error(`${name} Failed: ${JSON.stringify(last.status.conditions)}`);
+      return last.status?.state === state;
+    },
+    { timeoutMs, intervalMs: 200 },
+  );
+  return last!;
+}
+
+export const conditionOf = (o: Firmware | undefined, type: string) =>
+  o?.status?.conditions?.find((c) => c.type === type);
+
+/** The maintenances the firmware controller requested for an object (by owner uid). */
+export async function maintenancesOf(suite: FirmwareSuite, uid: string): Promise<ServerMaintenance[]> {
+  const list = await suite.maintenances.list({
+    namespace: SYSTEM_NAMESPACE,
+    labelSelector: `firmware.metal.ironcore.dev/owner-uid=${uid}`,
+  });
+  return list.items;
+}
