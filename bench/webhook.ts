@@ -58,7 +58,7 @@ import {
 } from '../webhook/server.js';
 import { perTurn } from '../webhook/per-turn.js';
 import { bufferedLogger } from '../webhook/log.js';
-import { DEFAULT_LOG_SAMPLING, parseLogSampling, type LogSampling } from '../webhook/log-sampling.js';
+import { DEFAULT_LOG_SAMPLING, parseLogSampling, type LogSampling } from '../lib/log-sampling.js';
 import { type BudgetRef } from '../contract/budgets.js';
 import { createGrantor } from '../webhook/grants/reserve.js';
 

@@ -19,7 +19,10 @@ import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/se
 import type { LegacyServerMaintenance } from '../api/legacy/v1alpha1/servermaintenance.js';
 import type { MaintenancePipeline } from '../api/maintenance/v1alpha1/maintenancepipeline.js';
 import type { MaintenancePipelineRun } from '../api/maintenance/v1alpha1/maintenancepipelinerun.js';
+import type { FirmwareItem, FirmwareKindName, FirmwareSetItem } from './firmware-status.js';
 import {
+  FirmwareResources,
+  FirmwareSetResources,
   LegacyServerMaintenanceResource,
   MaintenancePipelineResource,
   MaintenancePipelineRunResource,
@@ -74,7 +77,7 @@ export function kubeconfigFiles(flags: ConnectionFlags, where: Where): string[] 
 
 export async function connect(
   flags: ConnectionFlags,
-  where: Where = { env: process.env, home: homedir() },
+  where: Where = { env: process.env, home: process.env.HOME || homedir() },
 ): Promise<KubeClient> {
   const kc = new KubeConfig();
   const files = kubeconfigFiles(flags, where);
@@ -116,6 +119,8 @@ export interface Api {
   claimBudgets: ResourceClient<ServerClaimDisruptionBudget>;
   pipelines: ResourceClient<MaintenancePipeline>;
   pipelineRuns: ResourceClient<MaintenancePipelineRun>;
+  firmware: { kind: FirmwareKindName; res: ResourceClient<FirmwareItem> }[];
+  firmwareSets: { kind: `${FirmwareKindName}Set`; res: ResourceClient<FirmwareSetItem> }[];
 }
 
 export function api(client: KubeClient): Api {
@@ -129,6 +134,14 @@ export function api(client: KubeClient): Api {
     claimBudgets: client.resource(ServerClaimDisruptionBudgetResource),
     pipelines: client.resource(MaintenancePipelineResource),
     pipelineRuns: client.resource(MaintenancePipelineRunResource),
+    firmware: Object.entries(FirmwareResources).map(([kind, rt]) => ({
+      kind: kind as FirmwareKindName,
+      res: client.resource<FirmwareItem>(rt),
+    })),
+    firmwareSets: Object.entries(FirmwareSetResources).map(([kind, rt]) => ({
+      kind: kind as `${FirmwareKindName}Set`,
+      res: client.resource<FirmwareSetItem>(rt),
+    })),
   };
 }
 

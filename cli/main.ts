@@ -17,6 +17,13 @@ import type { ServerClaim } from '../api/metal/v1alpha1/serverclaim.js';
 import type { ServerMaintenance } from '../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
+import {
+  FIRMWARE_HEAD,
+  FIRMWARE_SET_HEAD,
+  firmwareRows,
+  firmwareSetRows,
+  type FirmwareObjects,
+} from './firmware-status.js';
 import { runMigrate } from './migrate-run.js';
 import {
   CliErrors,
@@ -148,7 +155,26 @@ async function status(a: Api, flags: GlobalFlags, io: CliIO, p: Painter) {
   const budgets = budgetRows(objects);
   io.out(budgets.length ? table(BUDGET_HEAD, budgets) : 'none');
   io.out('');
-  const hidden = lists.flatMap((l) => (l.hidden ? [l.hidden] : []));
+  // Firmware objects and Sets: cluster-scoped, so a tenant may not see them; said, not failed on.
+  const [items, setLists] = await Promise.all([
+    Promise.all(a.firmware.map(async (f) => ({ kind: f.kind, listed: await listVisible(f.res, f.kind) }))),
+    Promise.all(
+      a.firmwareSets.map(async (f) => ({ kind: f.kind, listed: await listVisible(f.res, f.kind) })),
+    ),
+  ]);
+  const firmware: FirmwareObjects = {
+    items: items.flatMap((l) => l.listed.items.map((obj) => ({ kind: l.kind, obj }))),
+    sets: setLists.flatMap((l) => l.listed.items.map((obj) => ({ kind: l.kind, obj }))),
+  };
+  io.out(p.bold('FIRMWARE'));
+  const fw = firmwareRows(firmware);
+  io.out(fw.length ? table(FIRMWARE_HEAD, fw) : 'none');
+  const sets = firmwareSetRows(firmware);
+  if (sets.length) io.out(table(FIRMWARE_SET_HEAD, sets));
+  io.out('');
+  const hidden = [...lists, ...items.map((l) => l.listed), ...setLists.map((l) => l.listed)].flatMap((l) =>
+    l.hidden ? [l.hidden] : [],
+  );
   io.out(summaryLine(fleetSummary(objects), { serversHidden: lists[0].hidden !== undefined }));
   if (hidden.length > 0) {
     io.out('');

@@ -273,6 +273,18 @@ export const PolicySchema = Closed(
         }),
         retryBackoff: Duration('Wait before the first automatic retry; doubles per failed attempt.'),
         retryBackoffMax: Duration('Longest wait between automatic retries.'),
+        boot: Type.Optional(
+          Closed(
+            {
+              image: Type.String({
+                minLength: 1,
+                description: 'Image the maintenance boots (spec.boot.image).',
+              }),
+              method: Enum(['VirtualMedia', 'UefiHttp', 'Pxe'] as const, 'How it boots (spec.boot.method).'),
+            },
+            'Pinned during firmware maintenances, so a BMC-initiated reboot comes back into this image, not the production disk; unset: the maintenances boot nothing.',
+          ),
+        ),
         timeouts: Closed(
           {
             admission: Duration(

@@ -24,7 +24,7 @@ import { watchPolicy, type PolicyRef } from '../lib/policy/feed.js';
 import { PolicyStore } from '../lib/policy/store.js';
 import { ApiBudgetStore } from '../lib/kube/budget-store.js';
 import { InformerWorld, WORLD_INDEXERS, type WorldSources } from './informer-world.js';
-import type { LogSampling } from './log-sampling.js';
+import type { LogSampling } from '../lib/log-sampling.js';
 import { createWebhookServer, type WebhookServer } from './server.js';
 import { CertReloader, type CertFiles } from './tls.js';
 import { setTimeout as sleep } from 'node:timers/promises';

@@ -16,7 +16,7 @@ import { errorMessage } from '../lib/errors.js';
 import { POLICY_CONFIGMAP } from '../policies/schema.js';
 import { WebhookApp } from './app.js';
 import { bufferedLogger } from './log.js';
-import { DEFAULT_LOG_SAMPLING, parseLogSampling, type LogSampling } from './log-sampling.js';
+import { DEFAULT_LOG_SAMPLING, parseLogSampling, type LogSampling } from '../lib/log-sampling.js';
 
 interface Flags {
   kubeconfig?: string;

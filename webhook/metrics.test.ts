@@ -1,5 +1,5 @@
 import { Histogram, Registry } from 'prom-client';
-import { APISERVER_BUCKETS, createMetrics } from './metrics.js';
+import { APISERVER_BUCKETS, countEntries, createMetrics } from './metrics.js';
 
 const lines = (text: string, prefix: string) => text.split('\n').filter((l) => l.startsWith(prefix));
 
@@ -58,5 +58,36 @@ describe('route metrics', () => {
       'metal_webhook_grants_total{result="granted",dry_run="true"} 1',
     ]);
     expect((await metrics.decisions.get()).values.map((v) => v.value)).toEqual([1, 3]);
+  });
+});
+
+describe('ledger entry metrics', () => {
+  it('count entries written by admitted reviews and undone by refused ones, by budget', async () => {
+    const registry = new Registry();
+    const metrics = createMetrics(registry);
+    const fleet = { kind: 'ServerDisruptionBudget' as const, name: 'fleet' };
+    const tenant = { kind: 'ServerClaimDisruptionBudget' as const, namespace: 't1', name: 'pct' };
+    const stats = { attempts: 1, conflicts: 0, retries: 0 };
+    countEntries(metrics, {
+      granted: true,
+      dryRun: false,
+      written: [fleet, tenant],
+      alreadyHeld: [],
+      ...stats,
+    });
+    countEntries(metrics, { granted: true, dryRun: false, written: [], alreadyHeld: [fleet], ...stats });
+    countEntries(metrics, {
+      granted: false,
+      dryRun: false,
+      denial: { code: 'METAL_ERR_BUDGET_EXHAUSTED', message: 'full', retryAfterSeconds: 30 },
+      released: [fleet],
+      releaseFailed: [],
+      ...stats,
+    });
+    expect(lines(await registry.metrics(), 'metal_webhook_grant_entries_total{').sort()).toEqual([
+      'metal_webhook_grant_entries_total{kind="ServerClaimDisruptionBudget",namespace="t1",budget="pct",change="written"} 1',
+      'metal_webhook_grant_entries_total{kind="ServerDisruptionBudget",namespace="",budget="fleet",change="undone"} 1',
+      'metal_webhook_grant_entries_total{kind="ServerDisruptionBudget",namespace="",budget="fleet",change="written"} 1',
+    ]);
   });
 });

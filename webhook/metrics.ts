@@ -10,6 +10,8 @@ import {
   type MetricValue,
   type Registry,
 } from 'prom-client';
+import type { BudgetRef } from '../contract/budgets.js';
+import type { GrantResult } from './grants/plan.js';
 
 /** The API server's admission webhook latency buckets (apiserver_admission_webhook_admission_duration_seconds). */
 export const APISERVER_BUCKETS = [0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 25];
@@ -31,6 +33,8 @@ export interface WebhookMetrics {
   grantConflicts: Counter;
   grantRetries: Counter;
   grants: Counter<'result' | 'dry_run'>;
+  /** Ledger entries written (a new grant, not a renewal) and undone by a later refusal, by budget. */
+  ledgerEntries: Counter<'kind' | 'namespace' | 'budget' | 'change'>;
   tlsReloads: Counter<'result'>;
   unauthenticated: Counter<'reason'>;
   malformed: Counter<'reason'>;
@@ -164,6 +168,14 @@ export function createMetrics(registry: Registry): WebhookMetrics {
       help: 'Budget status writes refused for a stale resourceVersion.',
       registers,
     }),
+    ledgerEntries: new Counter({
+      name: 'metal_webhook_grant_entries_total',
+      help:
+        'Budget ledger entries by budget and change: written (a new grant) or undone (released by the ' +
+        'same review when a later budget refused).',
+      labelNames: ['kind', 'namespace', 'budget', 'change'],
+      registers,
+    }),
     grantRetries: new Counter({
       name: 'metal_webhook_grant_retries_total',
       help: 'Backoffs taken before retrying a budget grant.',
@@ -210,4 +222,14 @@ export function createMetrics(registry: Registry): WebhookMetrics {
     },
   };
   return metrics;
+}
+
+/** A non-dry-run grant's ledger changes, by budget. */
+export function countEntries(metrics: Pick<WebhookMetrics, 'ledgerEntries'>, grant: GrantResult): void {
+  const inc = (refs: readonly BudgetRef[], change: 'written' | 'undone') => {
+    for (const r of refs)
+      metrics.ledgerEntries.inc({ kind: r.kind, namespace: r.namespace ?? '', budget: r.name, change });
+  };
+  if (grant.granted) inc(grant.written, 'written');
+  else inc(grant.released, 'undone');
 }

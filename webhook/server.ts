@@ -27,7 +27,7 @@ import {
 import { Codes } from '../contract/codes.js';
 import { unauthenticated } from './errors.js';
 import type { Decision } from '../contract/denial.js';
-import { createMetrics, type RouteMetrics, type WebhookMetrics } from './metrics.js';
+import { countEntries, createMetrics, type RouteMetrics, type WebhookMetrics } from './metrics.js';
 import { reviewLogger } from './log.js';
 import {
   DEFAULT_LOG_SAMPLING,
@@ -35,7 +35,7 @@ import {
   lineSampler,
   type LineSampler,
   type LogSampling,
-} from './log-sampling.js';
+} from '../lib/log-sampling.js';
 import { perTurn } from './per-turn.js';
 import { decide, RULES, type ReviewDeps, type ReviewOutcome, type ReviewType } from './review.js';
 import type { PolicyConfigMapRef } from './rules/common.js';
@@ -246,6 +246,7 @@ export function createWebhookServer(options: WebhookServerOptions): WebhookServe
       counts.granted(grant.granted, grant.dryRun);
       if (grant.conflicts > 0) metrics.grantConflicts.inc(grant.conflicts);
       if (grant.retries > 0) metrics.grantRetries.inc(grant.retries);
+      if (!grant.dryRun) countEntries(metrics, grant);
     }
     // Names and codes only: never object bodies (they may hold secrets) nor patches. Admissions log at
     // debug: skip building the line when that level is off (most reviews are admissions). Denials are

@@ -9,8 +9,10 @@ export class BudgetMetrics {
   readonly unavailable: Gauge<Labels>;
   readonly allowed: Gauge<Labels>;
   readonly granted: Gauge<Labels>;
-  readonly expired: Counter<'reason'>;
+  readonly expired: Counter<'kind' | 'namespace' | 'budget' | 'reason'>;
   readonly ttlRemaining: Gauge<Labels>;
+  /** When each budget's next waiting grant reaches its TTL (epoch ms): the gauge counts down to it. */
+  readonly #ttlAt = new Map<string, { labels: Record<Labels, string>; at: number }>();
 
   constructor(registry: Registry) {
     const registers = [registry];
@@ -44,11 +46,20 @@ export class BudgetMetrics {
       help: 'Seconds until the first grant of a budget still short of InMaintenance reaches the grant TTL and is dropped (absent: none waiting).',
       labelNames,
       registers,
+      // Read at each scrape, so it counts down between reconciles (which come only at the expiry).
+      collect: () => {
+        this.ttlRemaining.reset();
+        const now = Date.now();
+        for (const { labels, at } of this.#ttlAt.values())
+          this.ttlRemaining.set(labels, Math.max(0, (at - now) / 1000));
+      },
     });
     this.expired = new Counter({
       name: 'metal_budget_grants_expired_total',
-      help: 'Ledger entries dropped by the budget controller, by reason (ttl: never reached InMaintenance; ended).',
-      labelNames: ['reason'],
+      help:
+        'Ledger entries dropped by the budget controller, by budget and reason (ttl: never reached ' +
+        'InMaintenance, and nobody released it; ended: its maintenance ended without releasing it).',
+      labelNames: ['kind', 'namespace', 'budget', 'reason'],
       registers,
     });
   }
@@ -59,11 +70,12 @@ export class BudgetMetrics {
     budget: string,
     status: ComputedStatus,
     grants: number,
-    ttlRemainingSeconds?: number,
+    nextTtlAt?: number,
   ): void {
     const l = { kind, namespace, budget };
-    if (ttlRemainingSeconds === undefined) this.ttlRemaining.remove(l);
-    else this.ttlRemaining.set(l, Math.max(0, ttlRemainingSeconds));
+    const key = `${kind}/${namespace}/${budget}`;
+    if (nextTtlAt === undefined) this.#ttlAt.delete(key);
+    else this.#ttlAt.set(key, { labels: l, at: nextTtlAt });
     this.expected.set(l, status.expected);
     this.unavailable.set(l, status.unavailable);
     this.allowed.set(l, status.disruptionsAllowed);
@@ -72,7 +84,7 @@ export class BudgetMetrics {
 
   forget(kind: string, namespace: string, budget: string): void {
     const l = { kind, namespace, budget };
-    for (const g of [this.expected, this.unavailable, this.allowed, this.granted, this.ttlRemaining])
-      g.remove(l);
+    for (const g of [this.expected, this.unavailable, this.allowed, this.granted]) g.remove(l);
+    this.#ttlAt.delete(`${kind}/${namespace}/${budget}`);
   }
 }

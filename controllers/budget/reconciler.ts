@@ -268,7 +268,7 @@ export class BudgetReconciler {
       target.name,
       status,
       budget.status?.grants?.length ?? 0,
-      ttlAt === undefined ? undefined : (ttlAt - now.getTime()) / 1000,
+      ttlAt,
     );
     return wakeAt !== undefined
       ? { requeueAfterMs: Math.max(0, wakeAt - now.getTime()) + 100, reason: 'expiry' }
@@ -320,7 +320,7 @@ export class BudgetReconciler {
     });
     if (!written) return undefined;
     for (const { entry, reason } of drop) {
-      this.#metrics.expired.inc({ reason });
+      this.#metrics.expired.inc({ kind: ref.kind, namespace: ref.namespace ?? '', budget: ref.name, reason });
       const why =
         reason === 'ttl'
           ? `its maintenance did not reach InMaintenance within the grant TTL`

@@ -99,6 +99,17 @@ describe('BIOSVersion', () => {
     });
   });
 
+  it('pins the policy boot image on the maintenance it requests (a BMC-initiated reboot comes back into it)', async () => {
+    const c = new FakeCluster('BIOSVersion', biosVersion(), [server('srv-1')]);
+    c.policy = { ...c.policy, boot: { image: 'https://images.test/maint.iso', method: 'VirtualMedia' } };
+    await c.settle(new FakeBmc({ bios: '1.0.0' }));
+    expect([...c.maintenances.values()][0]?.spec.boot).toEqual({
+      image: 'https://images.test/maint.iso',
+      method: 'VirtualMedia',
+    });
+    expect([...c.maintenances.values()][0]?.spec.approval).toBeUndefined();
+  });
+
   it('resets when the new version is only active after a reset, and waits out the outage', async () => {
     const c = new FakeCluster('BIOSVersion', biosVersion(), [server('srv-1')]);
     const bmc = new FakeBmc({ bios: '1.0.0', activateOnReset: true, outageObservations: 2 });

@@ -29,12 +29,7 @@ export function inPhaseMs(status: FirmwareStatus | undefined, now: Date): number
   return Number.isNaN(since) ? 0 : Math.max(0, now.getTime() - since);
 }
 
-export function formatMs(ms: number): string {
-  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
-  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
-  if (ms % 1000 === 0) return `${ms / 1000}s`;
-  return `${ms}ms`;
-}
+export { formatMs } from '../../lib/policy/durations.js';
 
 export class Draft {
   readonly obj: FirmwareObject;

@@ -7,12 +7,10 @@ import { runControllerBinary, type CommonFlags } from '../../lib/kube/index.js';
 import { bmcTls } from '../shared/bmc-tls.js';
 import { RedfishFirmware } from './edge.js';
 import { FirmwareController } from './reconciler.js';
+import { positiveSeconds } from '../shared/flags.js';
+import { policyConfigMapFlag, watchedPolicies } from '../shared/policy.js';
 
-const seconds = (v: string): number => {
-  const n = Number(v);
-  if (!Number.isFinite(n) || n <= 0) throw new Error(`expected a positive number of seconds, got ${v}`);
-  return Math.round(n * 1000);
-};
+const seconds = positiveSeconds;
 
 interface FirmwareFlags extends CommonFlags {
   bmcCaFile?: string;
@@ -28,7 +26,7 @@ const mgr = await runControllerBinary({
   name: 'firmware-controller',
   description: 'Applies BIOS/BMC versions and settings over Redfish inside admitted ServerMaintenances',
   flags: (cmd) =>
-    cmd
+    policyConfigMapFlag(cmd)
       .option('--bmc-ca-file <file>', 'PEM bundle BMC certificates must chain to')
       .option('--bmc-insecure-skip-tls-verify', 'do not verify BMC certificates (explicit opt-in)')
       .option('--redfish-timeout <s>', 'deadline of one Redfish call', seconds, 10_000)
@@ -44,6 +42,7 @@ const mgr = await runControllerBinary({
     });
     const controller = new FirmwareController(m, {
       port,
+      policy: watchedPolicies(m, flags),
       namespace: flags.namespace,
       pollMs: flags.pollInterval,
       workers: flags.workers,

@@ -7,7 +7,6 @@ import type { BMC } from '../../api/metal/v1alpha1/bmc.js';
 import type { BMCSecret } from '../../api/metal/v1alpha1/bmcsecret.js';
 import type { Server } from '../../api/metal/v1alpha1/server.js';
 import type { KubeObject } from '../../api/schema/meta.js';
-import { POLICY_CONFIGMAP } from '../../policies/schema.js';
 import {
   Core,
   isAlreadyExists,
@@ -20,16 +19,14 @@ import {
   type ResourceType,
 } from '../../lib/kube/index.js';
 import {
-  BIOSSettingsResource,
-  BIOSVersionResource,
   BMCResource,
   BMCSecretResource,
-  BMCSettingsResource,
-  BMCVersionResource,
+  FirmwareResources,
   ServerMaintenanceResource,
   ServerResource,
 } from '../../lib/kube/kinds.js';
-import { PolicyStore, durationMs } from '../../lib/policy/index.js';
+import type { PolicyStore } from '../../lib/policy/index.js';
+import { durationMs } from '../../lib/policy/index.js';
 import { resolveAccess } from '../shared/bmc-access.js';
 import {
   ATTEMPT_ANNOTATION,
@@ -47,15 +44,12 @@ import type { FirmwarePort } from './port.js';
 import { step, type KubeOps } from './step.js';
 import { FirmwareMetrics } from './metrics.js';
 
-export const KINDS: Record<FirmwareKindName, ResourceType> = {
-  BIOSVersion: BIOSVersionResource,
-  BIOSSettings: BIOSSettingsResource,
-  BMCVersion: BMCVersionResource,
-  BMCSettings: BMCSettingsResource,
-};
+export const KINDS: Record<FirmwareKindName, ResourceType> = FirmwareResources;
 
 export interface FirmwareControllerOptions {
   port: FirmwarePort;
+  /** The policy, kept current from its ConfigMap (controllers/shared/policy.ts). */
+  policy: PolicyStore;
   /** Namespace of the maintenances and of the policy ConfigMap. */
   namespace: string;
   pollMs: number;
@@ -79,7 +73,7 @@ function splitFirmwareKey(key: string): { kind: FirmwareKindName; name: string }
 export class FirmwareController implements KubeOps {
   readonly controller: Controller;
   readonly metrics: FirmwareMetrics;
-  readonly policy = new PolicyStore();
+  readonly policy: PolicyStore;
   readonly #mgr: Manager;
   readonly #o: FirmwareControllerOptions;
   readonly #objects = new Map<FirmwareKindName, Informer<FirmwareObject>>();
@@ -94,6 +88,7 @@ export class FirmwareController implements KubeOps {
   constructor(mgr: Manager, options: FirmwareControllerOptions) {
     this.#mgr = mgr;
     this.#o = options;
+    this.policy = options.policy;
     for (const [kind, rt] of Object.entries(KINDS) as [FirmwareKindName, ResourceType][]) {
       this.#objects.set(kind, mgr.informer<FirmwareObject>(rt));
       this.#clients.set(kind, mgr.client.resource<FirmwareObject>(rt));
@@ -110,10 +105,6 @@ export class FirmwareController implements KubeOps {
     this.#secrets = mgr.informer<BMCSecret>(BMCSecretResource);
     this.#maintenanceClient = mgr.client.resource<ServerMaintenance>(ServerMaintenanceResource);
     this.#secretClient = mgr.client.resource(Core.Secret);
-    const policyMaps = mgr.informer<KubeObject & { data?: Record<string, string> }>(Core.ConfigMap, {
-      namespace: options.namespace,
-      fieldSelector: `metadata.name=${POLICY_CONFIGMAP.name}`,
-    });
     this.metrics = new FirmwareMetrics(mgr.registry, () =>
       [...this.#objects.entries()].flatMap(([kind, inf]) => inf.list().map((o) => ({ kind, obj: o }))),
     );
@@ -122,10 +113,10 @@ export class FirmwareController implements KubeOps {
       workers: options.workers ?? 4,
       reconcile: (key) => this.reconcile(key),
     });
-    this.#wire(policyMaps);
+    this.#wire();
   }
 
-  #wire(policyMaps: Informer<KubeObject & { data?: Record<string, string> }>): void {
+  #wire(): void {
     for (const [kind, inf] of this.#objects) {
       const enqueue = (o: FirmwareObject) => this.controller.enqueue(`${kind}/${o.metadata.name ?? ''}`);
       inf.on({ add: enqueue, update: (_, o) => enqueue(o) });
@@ -135,15 +126,6 @@ export class FirmwareController implements KubeOps {
       if (owner) this.controller.enqueue(`${owner.kind}/${owner.name}`);
     };
     this.#maintenances.on({ add: byOwner, update: (_, m) => byOwner(m), delete: byOwner });
-    const onPolicy = (cm: KubeObject) => {
-      const result = this.policy.update(cm);
-      if (!result.ok)
-        this.#mgr.logger.warn(
-          { errors: result.errors, kept: result.kept },
-          'policy refused; keeping the last good one',
-        );
-    };
-    policyMaps.on({ add: onPolicy, update: (_, cm) => onPolicy(cm) });
   }
 
   #policy(): FirmwarePolicy {
@@ -155,6 +137,7 @@ export class FirmwareController implements KubeOps {
       defaultMaxAttempts: p.defaultMaxAttempts,
       retryBackoffMs: durationMs(p.retryBackoff),
       retryBackoffMaxMs: durationMs(p.retryBackoffMax),
+      ...(p.boot ? { boot: { image: p.boot.image, method: p.boot.method } } : {}),
       timeouts: {
         admission: durationMs(t.admission),
         issue: durationMs(t.issue),

@@ -1,5 +1,6 @@
 // Metrics of the maintenance controller, on the binary's registry (served at /metrics).
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { BudgetRef } from '../../contract/budgets.js';
 
 export interface StateSnapshot {
   counts: Record<string, number>;
@@ -13,7 +14,8 @@ export class MaintenanceMetrics {
   readonly attempts: Counter<'result'>;
   readonly denied: Counter<'reason'>;
   readonly failed: Counter<'reason'>;
-  readonly grantsReleased: Counter;
+  readonly grantsReleased: Counter<'kind' | 'namespace' | 'budget' | 'at'>;
+  readonly grantsUsed: Counter<'kind' | 'namespace' | 'budget'>;
   readonly budgetWaiters: Gauge;
 
   /**
@@ -67,7 +69,16 @@ export class MaintenanceMetrics {
     });
     this.grantsReleased = new Counter({
       name: 'metal_maintenance_grants_released_total',
-      help: 'Budget ledger entries removed by the finalizer or on failure.',
+      help:
+        'Budget ledger entries this controller removed, by budget and by when: ended (the finalizer, or ' +
+        'a failure) or refused (an InMaintenance write another admission step refused after the grant).',
+      labelNames: ['kind', 'namespace', 'budget', 'at'],
+      registers,
+    });
+    this.grantsUsed = new Counter({
+      name: 'metal_maintenance_grants_used_total',
+      help: 'Budget grants that an admitted InMaintenance transition used, by budget.',
+      labelNames: ['kind', 'namespace', 'budget'],
       registers,
     });
     this.budgetWaiters = new Gauge({
@@ -76,4 +87,9 @@ export class MaintenanceMetrics {
       registers,
     });
   }
+}
+
+/** A budget's metric labels. */
+export function budgetLabels(ref: BudgetRef): { kind: string; namespace: string; budget: string } {
+  return { kind: ref.kind, namespace: ref.namespace ?? '', budget: ref.name };
 }

@@ -1,5 +1,6 @@
 // Which budget updates free slots, and who is woken for them.
 import { describe, expect, it } from '@jest/globals';
+import { Codes } from '../../contract/codes.js';
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import {
   BudgetWaiters,
@@ -10,6 +11,7 @@ import {
   passesOnWokenSlot,
   retryAfterDenial,
   BACKSTOP_MAX_MS,
+  refusedAfterReservation,
   slotsFreed,
   slotsFreedByDomain,
 } from './waiters.js';
@@ -290,5 +292,19 @@ describe('keepsWokenSlot', () => {
     ).toBe(false);
     expect(keepsWokenSlot(FLEET, { reason: 'ServerBusy' })).toBe(false);
     expect(keepsWokenSlot(FLEET, { reason: 'BudgetConflict', budget: FLEET })).toBe(false);
+  });
+});
+
+describe('refusedAfterReservation', () => {
+  it("is true for refusals of other admission steps, false for the reserving rule's own", () => {
+    for (const code of [Codes.OBJECT_INVALID, Codes.INTERNAL, Codes.FORBIDDEN_WRITER, Codes.NO_POLICY])
+      expect(refusedAfterReservation(code)).toBe(true);
+    for (const code of [
+      Codes.BUDGET_EXHAUSTED,
+      Codes.SERVER_BUSY,
+      Codes.APPROVAL_MISSING,
+      Codes.OUTSIDE_WINDOW,
+    ])
+      expect(refusedAfterReservation(code)).toBe(false);
   });
 });

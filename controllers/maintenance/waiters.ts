@@ -13,6 +13,7 @@ import { describeBudget } from '../../contract/budgets.js';
 import { matchesSelector } from '../../contract/selectors.js';
 import { compareQueueKeys, queueKey, type QueueKey } from '../../contract/lifecycle.js';
 import { domainOf } from '../../contract/availability.js';
+import { Codes } from '../../contract/codes.js';
 
 interface Waiter {
   /** The queue key of the maintenance waiting (computed once: take() runs per release). */
@@ -368,4 +369,31 @@ export function fullBudgetMessage(f: FullBudget): string {
     `${which}: ${f.inUse} unavailable, ${f.allowed} allowed (maxUnavailable ` +
     `${JSON.stringify(f.maxUnavailable)} of ${f.expected} servers; as cached, waiting for a release)`
   );
+}
+
+/**
+ * Codes of the eviction rule, the admission step that reserves budget room: it refuses before it
+ * reserves, or undoes its own reservation when a later budget of the same review refuses.
+ */
+const RESERVING_RULE_CODES: ReadonlySet<string> = new Set([
+  Codes.APPROVAL_MISSING,
+  Codes.NOT_BEFORE,
+  Codes.DEFERRED,
+  Codes.OUTSIDE_WINDOW,
+  Codes.SERVER_BUSY,
+  Codes.CLAIM_NOT_FOUND,
+  Codes.BUDGET_EXHAUSTED,
+  Codes.BUDGET_PAUSED,
+  Codes.BUDGET_STALE,
+  Codes.BUDGET_LEDGER_FULL,
+  Codes.BUDGET_CONFLICT,
+  Codes.BUDGET_UNAVAILABLE,
+]);
+
+/**
+ * Whether a refused InMaintenance write may leave a grant behind: another step refused it (the API
+ * server runs validating webhooks in parallel), after the eviction rule may have reserved room.
+ */
+export function refusedAfterReservation(code: string): boolean {
+  return !RESERVING_RULE_CODES.has(code);
 }

@@ -166,10 +166,25 @@ export function spawnBinary(
   args: string[],
   env: Record<string, string> = {},
 ): RunningBinary {
-  installExitHook();
-  const proc = spawn(process.execPath, ['--import', 'tsx', join(REPO_ROOT, entry), ...args], {
+  return spawnNodeProcess(name, ['--import', 'tsx', join(REPO_ROOT, entry), ...args], {
     cwd: REPO_ROOT,
-    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...env },
+    env,
+  });
+}
+
+/**
+ * Starts `node argv...` in `cwd` as spawnBinary does (its output handled the same way); spawnBinary
+ * runs TypeScript through tsx, e2e/harness/deployed.ts the compiled image as a Deployment starts it.
+ */
+export function spawnNodeProcess(
+  name: string,
+  argv: string[],
+  options: { cwd: string; env?: Record<string, string> },
+): RunningBinary {
+  installExitHook();
+  const proc = spawn(process.execPath, argv, {
+    cwd: options.cwd,
+    env: { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'info', ...options.env },
     stdio: ['ignore', 'pipe', binaryLogFile(name) ? 'pipe' : 'inherit'],
   });
   running.add(proc);

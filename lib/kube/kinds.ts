@@ -16,6 +16,10 @@ import { BMCVersionKind } from '../../api/baseboard/v1alpha1/bmcversion.js';
 import { BMCSettingsKind } from '../../api/baseboard/v1alpha1/bmcsettings.js';
 import { MaintenancePipelineKind } from '../../api/maintenance/v1alpha1/maintenancepipeline.js';
 import { MaintenancePipelineRunKind } from '../../api/maintenance/v1alpha1/maintenancepipelinerun.js';
+import { BIOSVersionSetKind } from '../../api/system/v1alpha1/biosversionset.js';
+import { BIOSSettingsSetKind } from '../../api/system/v1alpha1/biossettingsset.js';
+import { BMCVersionSetKind } from '../../api/baseboard/v1alpha1/bmcversionset.js';
+import { BMCSettingsSetKind } from '../../api/baseboard/v1alpha1/bmcsettingsset.js';
 import { resourceOf } from './resources.js';
 
 export const ServerResource = resourceOf(ServerKind);
@@ -34,3 +38,21 @@ export const BMCVersionResource = resourceOf(BMCVersionKind);
 export const BMCSettingsResource = resourceOf(BMCSettingsKind);
 export const MaintenancePipelineResource = resourceOf(MaintenancePipelineKind);
 export const MaintenancePipelineRunResource = resourceOf(MaintenancePipelineRunKind);
+export const BIOSVersionSetResource = resourceOf(BIOSVersionSetKind);
+export const BIOSSettingsSetResource = resourceOf(BIOSSettingsSetKind);
+export const BMCVersionSetResource = resourceOf(BMCVersionSetKind);
+export const BMCSettingsSetResource = resourceOf(BMCSettingsSetKind);
+
+/** The firmware kinds and their Sets, by kind name (the firmware controller and the CLI list them). */
+export const FirmwareResources = {
+  BIOSVersion: BIOSVersionResource,
+  BIOSSettings: BIOSSettingsResource,
+  BMCVersion: BMCVersionResource,
+  BMCSettings: BMCSettingsResource,
+} as const;
+export const FirmwareSetResources = {
+  BIOSVersionSet: BIOSVersionSetResource,
+  BIOSSettingsSet: BIOSSettingsSetResource,
+  BMCVersionSet: BMCVersionSetResource,
+  BMCSettingsSet: BMCSettingsSetResource,
+} as const;

@@ -19,3 +19,11 @@ export function durationMs(text: string): number {
 export function classPolicy(policy: Policy, cls: string | undefined): ClassPolicy {
   return policy.classes[(cls ?? 'Planned') as MaintenanceClass] ?? policy.classes.Planned;
 }
+
+/** A duration in ms written the way policies write them (90s, 15m, 1h), for messages. */
+export function formatMs(ms: number): string {
+  if (ms % 3_600_000 === 0) return `${ms / 3_600_000}h`;
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
+}

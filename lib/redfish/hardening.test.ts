@@ -3,7 +3,7 @@
 // resource), and each test fails against that version.
 import { startBmcSimulator, type BmcSimulator } from '../../e2e/sim/bmc/server.js';
 import type { SimProfileName } from '../../e2e/sim/bmc/profiles.js';
-import { FAST_TIMING, openSimBmc, testTls } from '../../e2e/sim/bmc/testing.js';
+import { startProfileSim, FAST_TIMING, openSimBmc, testTls } from '../../e2e/sim/bmc/testing.js';
 import { readBios, setBiosAttributes } from './bios.js';
 import { RedfishErrorCode } from './errors.js';
 import { setManagerAttributes } from './manager.js';
@@ -15,16 +15,11 @@ import { findVirtualMedia, insertMedia } from './virtual-media.js';
 const PROFILES: SimProfileName[] = ['generic', 'hpe', 'ami'];
 const PER = 6;
 let sim: BmcSimulator;
+let idx: (p: SimProfileName, k: number) => number;
 beforeAll(async () => {
-  sim = await startBmcSimulator({
-    count: PROFILES.length * PER,
-    tls: testTls(),
-    timing: FAST_TIMING,
-    profile: (i) => PROFILES[Math.floor(i / PER)]!,
-  });
+  ({ sim, idx } = await startProfileSim(PROFILES, PER));
 });
 afterAll(() => sim.close());
-const idx = (p: SimProfileName, k: number): number => PROFILES.indexOf(p) * PER + k;
 const IMAGE = 'http://127.0.0.1:8099/images/maintenance.iso';
 /** Serve `body` for GETs of `path` on BMC `n` (a payload the simulator would not produce). */
 function serve(n: number, path: string, body: unknown, times = 10): void {

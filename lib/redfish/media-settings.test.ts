@@ -1,7 +1,7 @@
 // Virtual media, BIOS and BMC settings, firmware update and BMC reset against the simulator.
-import { startBmcSimulator, type BmcSimulator } from '../../e2e/sim/bmc/server.js';
+import type { BmcSimulator } from '../../e2e/sim/bmc/server.js';
 import type { SimProfileName } from '../../e2e/sim/bmc/profiles.js';
-import { FAST_TIMING, FAST_WAIT, openSimBmc, testTls } from '../../e2e/sim/bmc/testing.js';
+import { FAST_WAIT, openSimBmc, startProfileSim } from '../../e2e/sim/bmc/testing.js';
 import { fetchRegistry, readBios, setBiosAttributes } from './bios.js';
 import { RedfishErrorCode } from './errors.js';
 import { readManagerAttributes, resetManager, setManagerAttributes, waitForManager } from './manager.js';
@@ -14,17 +14,12 @@ const PROFILES: SimProfileName[] = ['generic', 'dell', 'hpe', 'lenovo', 'supermi
 let sim: BmcSimulator;
 const PER = 4;
 
+let idx: (p: SimProfileName, k: number) => number;
 beforeAll(async () => {
-  sim = await startBmcSimulator({
-    count: PROFILES.length * PER,
-    tls: testTls(),
-    timing: FAST_TIMING,
-    profile: (i) => PROFILES[Math.floor(i / PER)]!,
-  });
+  ({ sim, idx } = await startProfileSim(PROFILES, PER));
 });
 afterAll(() => sim.close());
 
-const idx = (p: SimProfileName, k: number): number => PROFILES.indexOf(p) * PER + k;
 const IMAGE = 'http://127.0.0.1:8099/images/maintenance.iso';
 
 describe('virtual media', () => {

@@ -7,6 +7,7 @@ import { RedfishErrorCode } from '../../../lib/redfish/errors.js';
 import { waitForManager } from '../../../lib/redfish/manager.js';
 import { restart } from '../../../lib/redfish/power.js';
 import { waitForTask } from '../../../lib/redfish/tasks.js';
+import { Agent, request } from 'undici';
 import { spread, startBmcSimulator, type BmcSimulator } from './server.js';
 import { FAST_TIMING, FAST_WAIT, openSimBmc, testTls } from './testing.js';
 
@@ -109,6 +110,34 @@ describe('several Systems behind one BMC', () => {
     const row = sim.ledger().find((l) => l.bmc === 3 && l.system === 'System.Embedded.2')!;
     expect([row.biosUpdatesStarted, row.biosFlashes]).toEqual([2, 0]);
     await bmc.close();
+  });
+
+  it('control API: a BMC-initiated reboot of one System, and the ledger over HTTP', async () => {
+    const agent = new Agent({ connect: { ca: sim.ca } });
+    try {
+      const post = await request(`${sim.url}/sim/bmc/0/reboot`, {
+        method: 'POST',
+        dispatcher: agent,
+        body: JSON.stringify({ system: '3' }),
+      });
+      expect(post.statusCode).toBe(202);
+      await post.body.dump();
+      const res = await request(`${sim.url}/sim/ledger`, { dispatcher: agent });
+      const { servers } = (await res.body.json()) as {
+        servers: { bmc: number; system: string; bmcReboots: number }[];
+      };
+      expect(servers).toHaveLength(12);
+      expect(servers.filter((l) => l.bmcReboots > 0).map((l) => [l.bmc, l.system])).toEqual([[0, '3']]);
+      const unknown = await request(`${sim.url}/sim/bmc/0/reboot`, {
+        method: 'POST',
+        dispatcher: agent,
+        body: JSON.stringify({ system: '9' }),
+      });
+      expect(unknown.statusCode).toBe(404);
+      await unknown.body.dump();
+    } finally {
+      await agent.close();
+    }
   });
 
   it('spreads 1,000 servers over 400 BMCs evenly', () => {

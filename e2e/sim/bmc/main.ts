@@ -1,12 +1,13 @@
 // SIMULATOR CLI: serve many simulated BMCs until SIGINT/SIGTERM.
 //
 //   tsx e2e/sim/bmc/main.ts --count 1000 --port 0 [--profile generic|mix|dell|…] [--ca-out FILE]
+//                           [--servers N]   (N Systems spread over the --count BMCs, e.g. 1000 over 400)
 //
 // First stdout line: the URL. Second line: JSON with url, count, caFile, credentials, endpoints.
 import { writeFileSync } from 'node:fs';
 import { Command, Option } from 'commander';
 import { SIM_PROFILES, type SimProfileName } from './profiles.js';
-import { startBmcSimulator } from './server.js';
+import { spread, startBmcSimulator } from './server.js';
 
 const names = Object.keys(SIM_PROFILES) as SimProfileName[];
 
@@ -19,6 +20,9 @@ const program = new Command()
     new Option('--profile <name>', 'vendor profile, or mix').choices([...names, 'mix']).default('generic'),
   )
   .option('--ca-out <file>', 'write the CA certificate (PEM) here')
+  .option('--servers <n>', 'Systems in all, spread evenly over the BMCs (default one each)', (v) =>
+    Number.parseInt(v, 10),
+  )
   .option('--power-on-ms <n>', 'time of a power-on transition', (v) => Number.parseInt(v, 10))
   .option('--update-ms <n>', 'time of a SimpleUpdate task', (v) => Number.parseInt(v, 10))
   .option('--outage-ms <n>', 'BMC outage after Manager.Reset', (v) => Number.parseInt(v, 10));
@@ -28,6 +32,7 @@ const opts = program.parse().opts<{
   port: number;
   profile: SimProfileName | 'mix';
   caOut?: string;
+  servers?: number;
   powerOnMs?: number;
   updateMs?: number;
   outageMs?: number;
@@ -42,13 +47,15 @@ const timing = Object.fromEntries(
     managerResetOutageMs: opts.outageMs,
   }).filter(([, v]) => v !== undefined),
 );
-const sim = await startBmcSimulator({ count: opts.count, port: opts.port, profile, timing });
+const systems = opts.servers === undefined ? undefined : spread(opts.servers, opts.count);
+const sim = await startBmcSimulator({ count: opts.count, port: opts.port, profile, timing, systems });
 if (opts.caOut) writeFileSync(opts.caOut, sim.ca);
 process.stdout.write(`${sim.url}\n`);
 process.stdout.write(
   JSON.stringify({
     url: sim.url,
     count: sim.count,
+    servers: sim.servers().map((x) => `${x.bmc}/${x.system}`),
     caFile: opts.caOut ?? null,
     ca: opts.caOut ? undefined : sim.ca,
     credentials: sim.credentials,

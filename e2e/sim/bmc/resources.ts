@@ -88,7 +88,7 @@ export function serviceRoot(bmc: SimBmc, base: string): object {
   };
 }
 
-const RESET_TYPES = [
+export const RESET_TYPES = [
   'On',
   'ForceOff',
   'GracefulShutdown',

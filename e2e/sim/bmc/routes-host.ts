@@ -13,15 +13,7 @@ import {
 } from './reply.js';
 import * as view from './resources.js';
 
-const RESET_TYPES = new Set([
-  'On',
-  'ForceOff',
-  'GracefulShutdown',
-  'GracefulRestart',
-  'ForceRestart',
-  'PowerCycle',
-  'Nmi',
-]);
+const RESET_TYPES: ReadonlySet<string> = new Set(view.RESET_TYPES);
 
 export function systemReset(req: SimRequest): SimReply {
   const guard = actionGuard(req);

@@ -4,7 +4,8 @@ import { pino } from 'pino';
 import { REDACT_PATHS, type Logger } from '../../../lib/log.js';
 import { connectBmc, type Bmc, type ConnectOptions } from '../../../lib/redfish/index.js';
 import type { SimTiming } from './model.js';
-import type { BmcSimulator } from './server.js';
+import type { SimProfileName } from './profiles.js';
+import { startBmcSimulator, type BmcSimulator } from './server.js';
 import { generateTls, type SimTls } from './tls.js';
 
 export const FAST_TIMING: Partial<SimTiming> = {
@@ -24,6 +25,20 @@ let sharedTls: SimTls | undefined;
 export function testTls(): SimTls {
   sharedTls ??= generateTls();
   return sharedTls;
+}
+
+/** A simulator with `per` BMCs of each profile in turn (fast timings), and the index of the k-th. */
+export async function startProfileSim<P extends SimProfileName>(
+  profiles: readonly P[],
+  per: number,
+): Promise<{ sim: BmcSimulator; idx: (profile: P, k: number) => number }> {
+  const sim = await startBmcSimulator({
+    count: profiles.length * per,
+    profile: (i) => profiles[Math.floor(i / per)]!,
+    tls: testTls(),
+    timing: FAST_TIMING,
+  });
+  return { sim, idx: (profile, k) => profiles.indexOf(profile) * per + k };
 }
 
 export function openSimBmc(sim: BmcSimulator, i: number, extra: Partial<ConnectOptions> = {}): Promise<Bmc> {

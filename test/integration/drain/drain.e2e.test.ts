@@ -4,7 +4,10 @@
 //    drain controller approves, the maintenance runs, and the Node is uncordoned afterwards;
 // 2. a PDB that can never be satisfied: the blocking pod and its budget are named within 30 s, and at
 //    drainTimeout the policy's choice (Fail) shows, with no approval;
-// 3. a Node an admin cordoned before the maintenance is still cordoned after it.
+// 3. a Node an admin cordoned before the maintenance is still cordoned after it;
+// 4. kill -9 of the drain controller mid-drain, 10 rounds: the drain resumes, only pods of the drained
+//    Node are ever evicted, and the Node is uncordoned in the end;
+// 5. the workload cluster's API unreachable: a visible condition, and the deadline path still works.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { readFileSync } from 'node:fs';
 import { Core } from '../../../lib/kube/resources.js';
@@ -18,6 +21,7 @@ import {
 } from '../../../e2e/harness/workload-cluster.js';
 import { deploymentObject, podsOf, type Pdb } from '../../../e2e/harness/testing/workloads.js';
 import { claimProviderID, CORDONED_FOR_ANNOTATION } from '../../../contract/names.js';
+import { rfc3339 } from '../../../contract/time.js';
 import {
   conditionOf,
   finish,
@@ -40,7 +44,7 @@ const nodeOf = (i: number) => `node-${i}`;
 beforeAll(async () => {
   wc = await startWorkloadCluster();
   lc = await startLifecycle({ actorHoldMs: 1000, extra: ['drain-controller'] });
-  f = await lc.fleet('drain', { servers: 3, claims: 'consumer' });
+  f = await lc.fleet('drain', { servers: 5, claims: 'consumer' });
   // The workload cluster's side: exactly the documented Role, and its kubeconfig in a Secret the
   // policy names; the drain controller may read that Secret through a RoleBinding in the tenant.
   await applyManifest(wc.admin, `${REPO_ROOT}/manifests/drain-controller/workload/rbac.yaml`);
@@ -191,8 +195,12 @@ it('names a pod blocked by an unsatisfiable PDB within 30 s, then fails visibly 
   expect(blocker.message).toMatch(/disruption budget solo needs 1 healthy pods and has 1 currently/);
   expect(conditionOf(blocked, 'Drained')).toMatchObject({ status: 'False', reason: 'Blocked' });
   // While it drains, a deferral on the claim says what blocks (the tenant sees it there too).
-  const claim = await lc.claims.get(f.claims[1]!.name, f.tenant);
-  expect(claim.spec.maintenance?.deferrals?.[0]?.reason).toContain('shop/solo');
+  const deferral = await waitFor('the deferral on the claim', async () => {
+    const c = await lc.claims.get(f.claims[1]!.name, f.tenant);
+    return c.spec.maintenance?.deferrals?.[0];
+  });
+  expect(deferral.reason).toContain('shop/solo');
+  expect(deferral.requestedBy).toBe(DRAIN_SA);
 
   const timedOut = await waitForMaintenance(
     lc,
@@ -238,3 +246,81 @@ it("keeps an admin's cordon after the maintenance", async () => {
   expect(node.spec?.unschedulable).toBe(true);
   expect(node.metadata.annotations?.[CORDONED_FOR_ANNOTATION]).toBeUndefined();
 }, 90_000);
+
+it('resumes after kill -9 mid-drain (10 rounds), evicting only pods of the drained Node, and uncordons', async () => {
+  const replicas = 12;
+  await workloadOn('batch', nodeOf(3), replicas, {
+    maxUnavailable: 1,
+    selector: { matchLabels: { app: 'batch' } },
+  });
+  await wc.addNodes([{ name: 'spare-c', labels: { 'fits-batch': 'yes' } }]);
+  const seen = new Map<string, string>();
+  const deleted = new Set<string>();
+  const watch = setInterval(() => {
+    void podsOf(wc.admin, SHOP, 'app=batch').then((pods) => {
+      for (const p of pods) {
+        seen.set(p.metadata.name!, p.spec?.nodeName ?? '');
+        if (p.metadata.deletionTimestamp) deleted.add(p.metadata.name!);
+      }
+      for (const name of seen.keys()) if (!pods.some((p) => p.metadata.name === name)) deleted.add(name);
+    });
+  }, 50);
+  const onNode = async () =>
+    (await podsOf(wc.admin, SHOP, 'app=batch')).filter((p) => p.spec?.nodeName === nodeOf(3)).length;
+  try {
+    await lc.maintenance('drain-crash', f.servers[3]!);
+    for (let round = 0; round < 10; round++) {
+      const before = await onNode();
+      if (before === 0) break;
+      await waitFor(`round ${round}: a pod leaves node-3`, async () => (await onNode()) < before, {
+        timeoutMs: 30_000,
+      });
+      await lc.kill('drain-controller');
+      await lc.start('drain-controller');
+    }
+    await waitForMaintenance(lc, 'drain-crash', 'drained', (x) => x.status?.drain?.phase === 'Drained', {
+      timeoutMs: 60_000,
+    });
+  } finally {
+    clearInterval(watch);
+  }
+  // Only pods that ran on node-3 were evicted: none of their replacements was touched.
+  const wrong = [...deleted].filter((name) => seen.get(name) !== nodeOf(3));
+  expect(wrong).toEqual([]);
+  expect([...deleted].length).toBe(replicas);
+  await waitForMaintenance(lc, 'drain-crash', 'InMaintenance', (x) => x.status?.state === 'InMaintenance');
+  await finish(lc, 'drain-crash');
+  await waitForGone(lc, 'drain-crash');
+  await waitFor('node-3 uncordoned', async () => !(await nodes().get(nodeOf(3))).spec?.unschedulable);
+}, 240_000);
+
+it('shows an unreachable workload cluster and still proceeds at the deadline', async () => {
+  await wc.stopApiserver();
+  try {
+    const deadline = rfc3339(Date.now() + 20_000);
+    await lc.maintenance('drain-dark', f.servers[4]!, { approval: { deadline } });
+    const dark = await waitForMaintenance(
+      lc,
+      'drain-dark',
+      'WorkloadUnreachable',
+      (x) => conditionOf(x, 'Drained')?.reason === 'WorkloadUnreachable',
+      { timeoutMs: 20_000 },
+    );
+    expect(dark.status?.drain?.phase).toBe('Unreachable');
+    expect(conditionOf(dark, 'Drained')?.message).toMatch(/unreachable|ECONNREFUSED/i);
+    const started = await waitForMaintenance(
+      lc,
+      'drain-dark',
+      'InMaintenance',
+      (x) => x.status?.state === 'InMaintenance',
+      {
+        timeoutMs: 45_000,
+      },
+    );
+    expect(started.status?.approval?.source).toBe('Deadline');
+    await finish(lc, 'drain-dark');
+    await waitForGone(lc, 'drain-dark');
+  } finally {
+    await wc.startApiserver();
+  }
+}, 120_000);

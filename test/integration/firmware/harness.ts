@@ -47,7 +47,8 @@ export interface FirmwareSuite {
     caseName: string,
     bmcIndexes: number[],
   ): Promise<{ names: string[]; bmcs: string[]; sim: SimServer[] }>;
-  restart(signal?: NodeJS.Signals): Promise<void>;
+  /** kill -9 of the leading replica; a standby takes over, a new standby is started behind it. */
+  killLeader(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -76,8 +77,20 @@ export async function startFirmwareSuite(opts: {
       '--redfish-timeout=2',
       '--poll-interval=0.3',
     ]);
-  let controller = spawn();
-  await controller.waitForLog((l) => l.msg === 'firmware-controller started', 60_000);
+  // Replicas: the first leads, the others stand by (as the Deployment runs it), so a kill -9 costs a
+  // Lease takeover rather than a process start.
+  const identity = (b: RunningBinary) =>
+    b.logs.find((l) => l.msg === 'firmware-controller started')?.identity;
+  const leads = (b: RunningBinary) => {
+    const seen = b.logs.filter((l) => l.msg === 'leader observed');
+    return seen.length > 0 && identity(b) !== undefined && seen[seen.length - 1]!.leader === identity(b);
+  };
+  const replicas = [spawn(), spawn()];
+  await Promise.all(
+    replicas.map((r) => r.waitForLog((l) => l.msg === 'firmware-controller started', 90_000)),
+  );
+  await waitFor('a firmware-controller leads', () => replicas.some(leads), { timeoutMs: 30_000 });
+  let controller = replicas.find(leads)!;
   const admin = lc.admin;
   const port = Number(new URL(sim.url).port);
   const suite: FirmwareSuite = {
@@ -128,14 +141,21 @@ export async function startFirmwareSuite(opts: {
       );
       return { names: fleet.servers, bmcs: bmcIndexes.map((i) => bmcNames.get(i)!), sim: picked };
     },
-    async restart(signal = 'SIGKILL') {
-      controller.proc.kill(signal);
-      await controller.exited;
-      controller = spawn();
-      await controller.waitForLog((l) => l.msg === 'firmware-controller started', 60_000);
+    async killLeader() {
+      const leader = replicas.find(leads);
+      if (!leader) throw new Error('no firmware-controller leads');
+      leader.proc.kill('SIGKILL');
+      await leader.exited;
+      replicas.splice(replicas.indexOf(leader), 1);
+      replicas.push(spawn());
+      await waitFor('a new firmware-controller leader', () => replicas.some(leads), {
+        timeoutMs: 90_000,
+        intervalMs: 50,
+      });
+      controller = replicas.find(leads)!;
     },
     async stop() {
-      await controller.stop('SIGTERM', 15_000);
+      await Promise.all(replicas.map((r) => r.stop('SIGTERM', 15_000)));
       await sim.close();
       await lc.stop();
     },

@@ -44,9 +44,11 @@ export async function tool(
   file: string,
   args: string[],
   input?: string,
-  timeoutMs = 120_000,
+  cwd?: string,
+  timeoutMs = 180_000,
 ): Promise<Result> {
   const promise = run(file, args, {
+    cwd,
     timeout: timeoutMs,
     maxBuffer: 64 * 1024 * 1024,
     env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' },
@@ -64,8 +66,8 @@ export async function tool(
 }
 
 /** Like tool(), but a non-zero exit is an error carrying what the tool said. */
-export async function ok(file: string, args: string[], input?: string): Promise<string> {
-  const r = await tool(file, args, input);
+export async function ok(file: string, args: string[], input?: string, cwd?: string): Promise<string> {
+  const r = await tool(file, args, input, cwd);
   if (r.code !== 0) throw new Error(`${file} ${args.join(' ')} exited ${r.code}: ${r.stderr || r.stdout}`);
   return r.stdout;
 }

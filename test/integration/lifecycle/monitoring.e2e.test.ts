@@ -1,10 +1,10 @@
 // The monitoring an operator installs, against the running system: a real Prometheus (Debian's)
-// scrapes every binary (the webhook, the maintenance, approval, budget and boot controllers) and
-// the API server, with the job labels the shipped PodMonitor gives them, and evaluates the shipped
-// PrometheusRule. Alerts are seen firing for a stalled maintenance (budget exhausted while it
-// waits), a stopped controller and a dead webhook; then every query of the shipped dashboard and
-// every alert expression runs on the real Prometheus and must name only metrics and labels that
-// the binaries export.
+// scrapes every binary (the webhook; the maintenance, approval, budget, boot and firmware
+// controllers) and the API server, with the job labels the shipped PodMonitor gives them, and
+// evaluates the shipped PrometheusRule. Alerts are seen firing for a stalled maintenance (budget
+// exhausted while it waits), a stopped controller and a dead webhook; then every query of the
+// shipped dashboard and every alert expression runs on the real Prometheus and must name only
+// metrics and labels that the binaries export.
 //
 // The one change to the shipped rules: every `for:` is cut to 1s, so an alert fires in seconds
 // rather than after its production hold time (promtool test rules checks those).
@@ -24,7 +24,6 @@ import {
   type PrometheusHandle,
   type ScrapeTarget,
 } from '../../../e2e/harness/prometheus.js';
-import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
 import {
   CONTROLLERS,
   HOLD_FOREVER,
@@ -66,6 +65,7 @@ async function opsPort(bin: RunningBinary): Promise<number> {
 
 let lc: Lifecycle;
 let boot: RunningBinary | undefined;
+let firmware: RunningBinary | undefined;
 let prom: PrometheusHandle | undefined;
 let dir: string;
 
@@ -75,6 +75,15 @@ beforeAll(async () => {
   const { kubeconfig } = await kubeconfigForBinary(lc.admin, 'boot-controller');
   boot = spawnBinary('boot-controller', 'controllers/boot/main.ts', [
     `--kubeconfig=${kubeconfig}`,
+    '--ops-host=127.0.0.1',
+    '--ops-port=0',
+    '--lease-duration=4',
+    '--renew-deadline=3',
+    '--retry-period=1',
+  ]);
+  const fw = await kubeconfigForBinary(lc.admin, 'firmware-controller');
+  firmware = spawnBinary('firmware-controller', 'controllers/firmware/main.ts', [
+    `--kubeconfig=${fw.kubeconfig}`,
     '--ops-host=127.0.0.1',
     '--ops-port=0',
     '--lease-duration=4',
@@ -95,6 +104,7 @@ beforeAll(async () => {
       })),
     )),
     { job: 'metal-maintenance-boot-controller', address: `127.0.0.1:${await opsPort(boot)}` },
+    { job: 'metal-maintenance-firmware-controller', address: `127.0.0.1:${await opsPort(firmware)}` },
     {
       job: 'apiserver',
       address: `127.0.0.1:${cp.apiserverPort}`,
@@ -115,6 +125,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await prom?.stop();
   await boot?.stop('SIGTERM', 10_000);
+  await firmware?.stop('SIGTERM', 10_000);
   await lc?.stop();
   rmSync(dir, { recursive: true, force: true });
 }, 90_000);
@@ -142,6 +153,7 @@ describe('monitoring against the running system', () => {
       'metal-maintenance-approval-controller',
       'metal-maintenance-boot-controller',
       'metal-maintenance-budget-controller',
+      'metal-maintenance-firmware-controller',
       'metal-maintenance-maintenance-controller',
       'metal-maintenance-webhook',
     ]);
@@ -199,7 +211,7 @@ describe('monitoring against the running system', () => {
         {
           metadata: { name: `mon-refused-${i}`, namespace: lc.ns },
           spec: { serverRef: { name: 'mon-refused' }, policy: 'Enforced' },
-        } as ServerMaintenance,
+        },
         { dryRun: true },
       );
     await expect(refusedWrite(0)).rejects.toThrow(/failed calling webhook/);

@@ -14,25 +14,28 @@ import { MAINTENANCE_TAINT_KEY } from '../../../contract/names.js';
 import { Codes } from '../../../contract/codes.js';
 import { KubeApiError } from '../../../lib/kube/errors.js';
 import { errorMessage } from '../../../lib/errors.js';
-import { startUpstream, type Upstream } from './harness.js';
-import { Observer } from './observe.js';
-import { bindTimes, holdApproved, inMaintenanceDenials, BIND_WITHIN_MS, POOL } from './liveness.js';
+import type { Upstream } from './harness.js';
+import type { Observer } from './observe.js';
+import {
+  bindTimes,
+  holdApproved,
+  inMaintenanceDenials,
+  BIND_WITHIN_MS,
+  LiveFleet,
+  POOL,
+} from './liveness.js';
 
 let up: Upstream;
 let watch: Observer;
 
+const fleet = new LiveFleet();
+
 beforeAll(async () => {
   // 0-6 approved for maintenance and held by a budget (Available, powered off, our taint); 7-9 free.
-  up = await startUpstream({ machines: 10, labels: () => ({ [POOL]: 'tolerating' }) });
-  watch = new Observer(up.servers, up.claims);
-  await watch.start();
-  await up.waitAvailable(240_000);
+  ({ up, watch } = await fleet.start(() => ({ [POOL]: 'tolerating' })));
 }, 400_000);
 
-afterAll(async () => {
-  await watch?.stop();
-  await up?.stop();
-}, 120_000);
+afterAll(() => fleet.stop(), 120_000);
 
 const claim = (namespace: string, i: number, tolerations: Toleration[]): ServerClaim => ({
   metadata: { name: `tolerating-c${i}`, namespace },

@@ -11,9 +11,16 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
 import { freshNamespace, waitFor } from '../../../e2e/harness/env.js';
 import { MAINTENANCE_TAINT_KEY } from '../../../contract/names.js';
-import { startUpstream, type Upstream } from './harness.js';
-import { bindTimes, holdApproved, inMaintenanceDenials, BIND_WITHIN_MS, POOL } from './liveness.js';
-import { Observer } from './observe.js';
+import type { Upstream } from './harness.js';
+import {
+  bindTimes,
+  holdApproved,
+  inMaintenanceDenials,
+  BIND_WITHIN_MS,
+  LiveFleet,
+  POOL,
+} from './liveness.js';
+import type { Observer } from './observe.js';
 import { maintenanceOf, waitForMaintenanceState } from './scenario.js';
 import type { ServerDisruptionBudget } from '../../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import { ServerDisruptionBudgetResource } from '../../../lib/kube/kinds.js';
@@ -23,18 +30,14 @@ const RACE = 'upstream.test/race';
 let up: Upstream;
 let watch: Observer;
 
+const fleet = new LiveFleet();
+
 beforeAll(async () => {
   // steady: 0-1 in maintenance, 2-3 approved and held, 4-5 free. race: 6-7 approved as claims arrive, 8-9 free.
-  up = await startUpstream({ machines: 10, labels: (i) => ({ [POOL]: i < 6 ? 'steady' : 'race' }) });
-  watch = new Observer(up.servers, up.claims);
-  await watch.start();
-  await up.waitAvailable(240_000);
+  ({ up, watch } = await fleet.start((i) => ({ [POOL]: i < 6 ? 'steady' : 'race' })));
 }, 400_000);
 
-afterAll(async () => {
-  await watch?.stop();
-  await up?.stop();
-}, 120_000);
+afterAll(() => fleet.stop(), 120_000);
 
 const server = (i: number) => up.machines[i]!.server;
 

@@ -6,8 +6,8 @@ import type { ServerDisruptionBudget } from '../../../api/maintenance/v1alpha1/s
 import { waitFor } from '../../../e2e/harness/env.js';
 import { ServerDisruptionBudgetResource } from '../../../lib/kube/kinds.js';
 import { MAINTENANCE_TAINT_KEY } from '../../../contract/names.js';
-import type { Upstream } from './harness.js';
-import type { Observer } from './observe.js';
+import { startUpstream, type Upstream } from './harness.js';
+import { Observer } from './observe.js';
 import { maintenanceOf, waitForMaintenanceState } from './scenario.js';
 
 export const BIND_WITHIN_MS = 10_000;
@@ -63,4 +63,23 @@ export async function bindTimes(
 /** Binds of upstream's that our webhook refused for maintenance, from the manager's own error log. */
 export function inMaintenanceDenials(up: Upstream): number {
   return up.manager.process.lines.filter((l) => l.includes('METAL_ERR_SERVER_IN_MAINTENANCE')).length;
+}
+
+/** Ten machines under upstream's manager, watched, every one Available; stop() undoes what start() did. */
+export class LiveFleet {
+  up: Upstream | undefined;
+  watch: Observer | undefined;
+
+  async start(labels: (i: number) => Record<string, string>): Promise<{ up: Upstream; watch: Observer }> {
+    const up = (this.up = await startUpstream({ machines: 10, labels }));
+    const watch = (this.watch = new Observer(up.servers, up.claims));
+    await watch.start();
+    await up.waitAvailable(240_000);
+    return { up, watch };
+  }
+
+  async stop(): Promise<void> {
+    await this.watch?.stop();
+    await this.up?.stop();
+  }
 }

@@ -6,6 +6,7 @@ import { adminClient, freshNamespace, uniqueName } from '../../../e2e/harness/en
 import { startWebhook, type WebhookHandle } from '../../../e2e/harness/webhook.js';
 import type { KubeClient } from '../../../lib/kube/client.js';
 import { KubeApiError } from '../../../lib/kube/errors.js';
+import { MAINTENANCE_TAINT_KEY } from '../../../contract/names.js';
 import {
   claim,
   claims,
@@ -54,6 +55,34 @@ describe('placement', () => {
     expect((await servers(admin).get(cordoned.metadata.name!)).spec.serverClaimRef).toBeUndefined();
     const bound = await whenCached(() => bindServer(free.metadata.name!, c.metadata.name!));
     expect(bound.spec.serverClaimRef?.name).toBe(c.metadata.name);
+  });
+
+  test('a claim tolerating the maintenance taint is refused naming the field, on create and on update', async () => {
+    const reserved = { key: MAINTENANCE_TAINT_KEY, operator: 'Exists' as const };
+    const err = await expectDenied(
+      () => claims(tenant.client).create(claim(ns, uniqueName('claim'), { tolerations: [reserved] })),
+      'METAL_ERR_TOLERATION_RESERVED',
+      403,
+    );
+    expect(err.status.details?.causes).toEqual([
+      expect.objectContaining({ field: 'spec.tolerations[0].key', reason: 'FieldValueForbidden' }),
+    ]);
+    const ok = await claims(tenant.client).create(
+      claim(ns, uniqueName('claim'), { tolerations: [{ key: 'example.com/other', operator: 'Exists' }] }),
+    );
+    await expectDenied(
+      () =>
+        claims(tenant.client).patch(
+          ok.metadata.name!,
+          { spec: { tolerations: [reserved] } },
+          { namespace: ns },
+        ),
+      'METAL_ERR_TOLERATION_RESERVED',
+      403,
+    );
+    expect((await claims(admin).get(ok.metadata.name!, ns)).spec.tolerations).toEqual([
+      { key: 'example.com/other', operator: 'Exists' },
+    ]);
   });
 
   test('a dry-run binding is judged the same way and stores nothing', async () => {

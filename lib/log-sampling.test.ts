@@ -1,4 +1,4 @@
-import { lineSampler, parseLogSampling } from './log-sampling.js';
+import { DecisionLog, lineSampler, parseLogSampling } from './log-sampling.js';
 
 /** A sampler on a clock the test moves, and what it answered for each line, in order. */
 function sampled(initial: number, thereafter: number) {
@@ -55,4 +55,39 @@ describe('parseLogSampling', () => {
       );
     },
   );
+});
+
+describe('DecisionLog', () => {
+  const lines: { level: string; fields: Record<string, unknown>; msg: string }[] = [];
+  const log = {
+    info: (fields: Record<string, unknown>, msg: string) => lines.push({ level: 'info', fields, msg }),
+    warn: (fields: Record<string, unknown>, msg: string) => lines.push({ level: 'warn', fields, msg }),
+  };
+
+  it('writes the first lines of a decision in a second, then every n-th, saying how many it left out', () => {
+    lines.length = 0;
+    let t = 0;
+    const d = new DecisionLog(log, { initial: 2, thereafter: 3 }, () => t);
+    for (let i = 0; i < 8; i++)
+      d.info('BudgetExhausted', { maintenance: `ops/m${i}` }, 'maintenance waiting for budget');
+    d.warn('Failed', { maintenance: 'ops/x' }, 'maintenance failed: ParkTimeout');
+    expect(lines.map((l) => [l.level, l.fields.maintenance, l.fields.unlogged])).toEqual([
+      ['info', 'ops/m0', undefined],
+      ['info', 'ops/m1', undefined],
+      ['info', 'ops/m4', 2],
+      ['info', 'ops/m7', 2],
+      ['warn', 'ops/x', undefined],
+    ]);
+    expect(lines[0]!.fields.decision).toBe('BudgetExhausted');
+    t = 1000;
+    d.info('BudgetExhausted', { maintenance: 'ops/next' }, 'maintenance waiting for budget');
+    expect(lines.at(-1)!.fields.maintenance).toBe('ops/next');
+  });
+
+  it('writes every line with sampling off', () => {
+    lines.length = 0;
+    const d = new DecisionLog(log, false);
+    for (let i = 0; i < 300; i++) d.info('Admitted', {}, 'maintenance admitted: InMaintenance');
+    expect(lines).toHaveLength(300);
+  });
 });

@@ -1,4 +1,4 @@
-// Sampling of the per-review denial line, as zap samples in production (controller-runtime's default
+// Sampling of the webhook's per-review denial line and the controllers' decision lines, as zap samples in production (controller-runtime's default
 // logger): in each one-second window, the first `initial` lines of a key are written, then every
 // `thereafter`-th. A key is a route's denial code. A storm of refused retries (a controller binding to a
 // cordoned server in a hot loop) would otherwise spend the request thread, whose timeout the API server
@@ -71,4 +71,42 @@ export function parseLogSampling(text: string): LogSampling | false {
         `denial code, the first 100 lines a second, then every 100th) or "off", got ${JSON.stringify(text)}`,
     );
   return { initial, thereafter };
+}
+
+type LogFn = (fields: Record<string, unknown>, msg: string) => void;
+
+/**
+ * Decision lines at info (a maintenance admitted, waiting for a budget, failed), sampled per key as the
+ * webhook's denials are: when a rack's fifty maintenances all wait on one budget, the first lines of
+ * each key in a second are written, then every `thereafter`-th, and the next line written says how
+ * many of its key were left out (`unlogged`). The key is the decision (and reason); the fields name
+ * the object, so an operator can grep for one maintenance.
+ */
+export class DecisionLog {
+  readonly #sample: LineSampler;
+
+  constructor(
+    readonly log: { info: LogFn; warn: LogFn },
+    sampling: LogSampling | false = DEFAULT_LOG_SAMPLING,
+    now: () => number = Date.now,
+  ) {
+    this.#sample = sampling ? lineSampler(sampling, now) : EVERY_LINE;
+  }
+
+  info(key: string, fields: Record<string, unknown>, msg: string): void {
+    this.#line('info', key, fields, msg);
+  }
+
+  warn(key: string, fields: Record<string, unknown>, msg: string): void {
+    this.#line('warn', key, fields, msg);
+  }
+
+  #line(level: 'info' | 'warn', key: string, fields: Record<string, unknown>, msg: string): void {
+    const leftOut = this.#sample(`${level}/${key}`);
+    if (leftOut === undefined) return;
+    this.log[level](
+      leftOut > 0 ? { ...fields, decision: key, unlogged: leftOut } : { ...fields, decision: key },
+      msg,
+    );
+  }
 }
