@@ -17,11 +17,15 @@ import type { ServerMaintenance } from '../api/maintenance/v1alpha1/servermainte
 import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
 import type { LegacyServerMaintenance } from '../api/legacy/v1alpha1/servermaintenance.js';
+import type { MaintenancePipeline } from '../api/maintenance/v1alpha1/maintenancepipeline.js';
+import type { MaintenancePipelineRun } from '../api/maintenance/v1alpha1/maintenancepipelinerun.js';
 import type { FirmwareItem, FirmwareKindName, FirmwareSetItem } from './firmware-status.js';
 import {
   FirmwareResources,
   FirmwareSetResources,
   LegacyServerMaintenanceResource,
+  MaintenancePipelineResource,
+  MaintenancePipelineRunResource,
   ServerClaimDisruptionBudgetResource,
   ServerClaimResource,
   ServerDisruptionBudgetResource,
@@ -113,6 +117,8 @@ export interface Api {
   legacy: ResourceClient<LegacyServerMaintenance>;
   serverBudgets: ResourceClient<ServerDisruptionBudget>;
   claimBudgets: ResourceClient<ServerClaimDisruptionBudget>;
+  pipelines: ResourceClient<MaintenancePipeline>;
+  pipelineRuns: ResourceClient<MaintenancePipelineRun>;
   firmware: { kind: FirmwareKindName; res: ResourceClient<FirmwareItem> }[];
   firmwareSets: { kind: `${FirmwareKindName}Set`; res: ResourceClient<FirmwareSetItem> }[];
 }
@@ -126,6 +132,8 @@ export function api(client: KubeClient): Api {
     legacy: client.resource(LegacyServerMaintenanceResource),
     serverBudgets: client.resource(ServerDisruptionBudgetResource),
     claimBudgets: client.resource(ServerClaimDisruptionBudgetResource),
+    pipelines: client.resource(MaintenancePipelineResource),
+    pipelineRuns: client.resource(MaintenancePipelineRunResource),
     firmware: Object.entries(FirmwareResources).map(([kind, rt]) => ({
       kind: kind as FirmwareKindName,
       res: client.resource<FirmwareItem>(rt),

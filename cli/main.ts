@@ -11,7 +11,7 @@ import { Command, Option } from 'commander';
 import { MetalError, errorMessage } from '../lib/errors.js';
 import { KubeApiError } from '../lib/kube/errors.js';
 import { updateWithRetry } from '../lib/kube/status-writer.js';
-import { api, connect, listVisible, type Api, type ConnectionFlags } from './kube.js';
+import { api, connect, listAllOrNone, listVisible, type Api, type ConnectionFlags } from './kube.js';
 import type { Server } from '../api/metal/v1alpha1/server.js';
 import type { ServerClaim } from '../api/metal/v1alpha1/serverclaim.js';
 import type { ServerMaintenance } from '../api/maintenance/v1alpha1/servermaintenance.js';
@@ -43,6 +43,7 @@ import {
   summaryLine,
 } from './status.js';
 import { painter, table, wantsColor, type Painter } from './output.js';
+import { pipelineStatusLines } from './pipeline.js';
 
 interface GlobalFlags extends ConnectionFlags {
   namespace?: string;
@@ -182,6 +183,11 @@ async function status(a: Api, flags: GlobalFlags, io: CliIO, p: Painter) {
   }
 }
 
+async function pipelineStatus(a: Api, name: string, io: CliIO, p: Painter) {
+  const [pipeline, runs] = await Promise.all([a.pipelines.get(name), listAllOrNone(a.pipelineRuns)]);
+  for (const line of pipelineStatusLines(pipeline, runs, p)) io.out(line);
+}
+
 interface MigrateFlags {
   apply?: boolean;
   deleteLegacy?: boolean;
@@ -193,7 +199,7 @@ export function buildProgram(io: CliIO = defaultIO): { program: Command; result:
   const result = { exitCode: 0 };
   const program = new Command('kubectl-metal')
     .description(
-      'Maintenance contract for IronCore bare-metal fleets: migrate, cordon, approve, defer, status',
+      'Maintenance contract for IronCore bare-metal fleets: migrate, cordon, approve, defer, status, pipeline',
     )
     .option('--kubeconfig <path>', 'kubeconfig file (default: $KUBECONFIG, then ~/.kube/config)')
     .option('--context <name>', 'kubeconfig context')
@@ -273,6 +279,15 @@ export function buildProgram(io: CliIO = defaultIO): { program: Command; result:
     .command('status')
     .description('maintenances, budgets and the fleet at a glance')
     .action(async (_o: unknown, cmd: Command) => withApi(g(cmd), (a) => status(a, g(cmd), io, paint(cmd))));
+
+  program
+    .command('pipeline')
+    .description('MaintenancePipelines')
+    .command('status <name>')
+    .description("a pipeline's runs, stages and servers, with the aggregate phases")
+    .action(async (name: string, _o: unknown, cmd: Command) =>
+      withApi(g(cmd), (a) => pipelineStatus(a, name, io, paint(cmd))),
+    );
   return { program, result };
 }
 

@@ -14,6 +14,13 @@ function edited(): PipelineStage[] {
   return next.filter((s) => s.name !== 'bmc-post-upgrade');
 }
 
+/** A run of the IEP stages to its end, and the edit of it to `next` once nothing is in flight. */
+function editAfterCompletion(next: PipelineStage[]) {
+  const sim = new RunSim(IEP_STAGES, SERVERS, OLD_VERSIONS);
+  sim.runToEnd();
+  return { sim, plan: planEdit(executed, next, sim.recorded, SERVERS, false) };
+}
+
 describe('planEdit', () => {
   it('waits while a cell is in flight (the run runs frozen: nothing new starts)', () => {
     const sim = new RunSim(IEP_STAGES, SERVERS, OLD_VERSIONS);
@@ -25,10 +32,7 @@ describe('planEdit', () => {
   });
 
   it('keeps the prefix before the first change and re-runs the rest in order', () => {
-    const sim = new RunSim(IEP_STAGES, SERVERS, OLD_VERSIONS);
-    sim.runToEnd();
-    const next = edited();
-    const plan = planEdit(executed, next, sim.recorded, SERVERS, false);
+    const { plan } = editAfterCompletion(edited());
     if (!plan.adopt) throw new Error('expected adoption');
     // bmc-post-upgrade (index 3) was removed: stages from index 3 on run again.
     expect(plan.firstChanged).toBe(3);
@@ -47,17 +51,13 @@ describe('planEdit', () => {
   });
 
   it('adopts an unchanged list as is', () => {
-    const sim = new RunSim(IEP_STAGES, SERVERS, OLD_VERSIONS);
-    sim.runToEnd();
-    const plan = planEdit(executed, IEP_STAGES, sim.recorded, SERVERS, false);
+    const { plan } = editAfterCompletion(IEP_STAGES);
     expect(plan).toMatchObject({ adopt: true, firstChanged: IEP_STAGES.length, deleteChildren: [] });
   });
 
   it('a re-planned run finishes with the new template, stamping only the changed stage', () => {
-    const sim = new RunSim(IEP_STAGES, SERVERS, OLD_VERSIONS);
-    sim.runToEnd();
     const next = edited();
-    const plan = planEdit(executed, next, sim.recorded, SERVERS, false);
+    const { sim, plan } = editAfterCompletion(next);
     if (!plan.adopt) throw new Error('expected adoption');
     const after = new RunSim(next, SERVERS, OLD_VERSIONS);
     after.bmcVersion = sim.bmcVersion;

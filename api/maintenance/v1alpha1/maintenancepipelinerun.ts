@@ -41,6 +41,9 @@ export const ServerStageStatus = Type.Object({
   version: Type.Optional(
     Type.String({ description: 'Version hydrated into a version-agnostic settings child.' }),
   ),
+  reached: Type.Optional(
+    Type.Boolean({ description: 'Completed without a child: the hardware was already at or past the hop.' }),
+  ),
   message: Type.Optional(Type.String({ maxLength: 1024, description: 'Why it failed, when it did.' })),
 });
 export type ServerStageStatus = Static<typeof ServerStageStatus>;
@@ -59,6 +62,9 @@ export const RunStageStatus = Type.Object({
   ),
   childRef: Type.Optional(ChildRef),
   version: Type.Optional(Type.String({ description: 'Version hydrated into a settings child.' })),
+  reached: Type.Optional(
+    Type.Boolean({ description: 'Completed without a child: the BMC was already at or past the hop.' }),
+  ),
   servers: Type.Optional(
     MapList(ServerStageStatus, ['server'], {
       description: 'Server-scoped stages: one entry per server of the run.',
