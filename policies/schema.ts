@@ -166,6 +166,10 @@ export const DrainPolicy = Closed(
 );
 export type DrainPolicy = Static<typeof DrainPolicy>;
 
+/** Usernames or groups, possibly none. */
+const Identities = (description: string) =>
+  Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { uniqueItems: true, maxItems: 64, description });
+
 export const PolicySchema = Closed(
   {
     apiVersion: Type.Unsafe<typeof POLICY_API_VERSION>({ type: 'string', enum: [POLICY_API_VERSION] }),
@@ -241,17 +245,12 @@ export const PolicySchema = Closed(
       {
         operators: Closed(
           {
-            users: Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
-              uniqueItems: true,
-              maxItems: 64,
-              description: 'Usernames (e.g. system:serviceaccount:<namespace>:<name>) that are operators.',
-            }),
-            groups: Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
-              uniqueItems: true,
-              maxItems: 64,
-              description:
-                'Groups whose members are operators (e.g. system:serviceaccounts:<namespace> for every ServiceAccount of a namespace).',
-            }),
+            users: Identities(
+              'Usernames (e.g. system:serviceaccount:<namespace>:<name>) that are operators.',
+            ),
+            groups: Identities(
+              'Groups whose members are operators (e.g. system:serviceaccounts:<namespace> for every ServiceAccount of a namespace).',
+            ),
           },
           'Identities that may request maintenance of any server, claimed by anybody or by nobody, and skip the owner’s approval (spec.approval.required false, or a class that needs none).',
         ),

@@ -80,30 +80,19 @@ export async function otherWriterIdentity(admin: KubeClient, name = 'ops-automat
  * that the webhook, not RBAC, is what refuses announcement writes) and read access to maintenances.
  */
 export async function tenantIdentity(admin: KubeClient, namespace: string): Promise<Identity> {
-  const name = 'tenant';
-  await admin.resource(Core.ServiceAccount).create({ metadata: { name, namespace } });
-  await admin.resource(Core.Role).create({
-    metadata: { name, namespace },
-    rules: [
-      {
-        apiGroups: [METAL],
-        resources: ['serverclaims'],
-        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
-      },
-      { apiGroups: [METAL], resources: ['serverclaims/status'], verbs: ['get', 'update', 'patch'] },
-      {
-        apiGroups: [MAINT],
-        resources: ['servermaintenances', 'serverclaimdisruptionbudgets'],
-        verbs: ['get', 'list', 'watch'],
-      },
-    ],
-  } as never);
-  await admin.resource(Core.RoleBinding).create({
-    metadata: { name, namespace },
-    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
-    subjects: [{ kind: 'ServiceAccount', name, namespace }],
-  } as never);
-  return identity(await tokenKubeconfig(admin, namespace, name));
+  return namespacedIdentity(admin, namespace, 'tenant', [
+    {
+      apiGroups: [METAL],
+      resources: ['serverclaims'],
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+    },
+    { apiGroups: [METAL], resources: ['serverclaims/status'], verbs: ['get', 'update', 'patch'] },
+    {
+      apiGroups: [MAINT],
+      resources: ['servermaintenances', 'serverclaimdisruptionbudgets'],
+      verbs: ['get', 'list', 'watch'],
+    },
+  ]);
 }
 
 /**
@@ -115,18 +104,25 @@ export async function requesterIdentity(
   namespace: string,
   name: string,
 ): Promise<Identity> {
+  return namespacedIdentity(admin, namespace, name, [
+    { apiGroups: [METAL], resources: ['serverclaims'], verbs: ['get', 'list', 'watch'] },
+    {
+      apiGroups: [MAINT],
+      resources: ['servermaintenances'],
+      verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
+    },
+  ]);
+}
+
+/** A ServiceAccount with a Role of `rules` in its namespace, and a kubeconfig with a real token. */
+async function namespacedIdentity(
+  admin: KubeClient,
+  namespace: string,
+  name: string,
+  rules: PolicyRule[],
+): Promise<Identity> {
   await admin.resource(Core.ServiceAccount).create({ metadata: { name, namespace } });
-  await admin.resource(Core.Role).create({
-    metadata: { name, namespace },
-    rules: [
-      { apiGroups: [METAL], resources: ['serverclaims'], verbs: ['get', 'list', 'watch'] },
-      {
-        apiGroups: [MAINT],
-        resources: ['servermaintenances'],
-        verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete'],
-      },
-    ],
-  } as never);
+  await admin.resource(Core.Role).create({ metadata: { name, namespace }, rules } as never);
   await admin.resource(Core.RoleBinding).create({
     metadata: { name, namespace },
     roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
