@@ -80,8 +80,10 @@ describe('serverBootFromMaintenance', () => {
   });
 
   test('the result is a valid ServerBoot', () => {
+    // Each method with an image it can boot: a URL for VirtualMedia and UefiHttp, an OCI reference for Pxe.
+    const images = { VirtualMedia: 'https://x/i.iso', UefiHttp: 'https://x/uki.efi', Pxe: 'ghcr.io/x/os:1' };
     for (const method of ['VirtualMedia', 'UefiHttp', 'Pxe'] as const) {
-      const b = serverBootFromMaintenance(maintenance({ boot: { image: 'https://x/i', method } }), {
+      const b = serverBootFromMaintenance(maintenance({ boot: { image: images[method], method } }), {
         phaseTimeout: '90s',
       });
       expect(validateObject(ServerBootKind, b)).toMatchObject({ ok: true });
