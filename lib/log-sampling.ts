@@ -75,6 +75,15 @@ export function parseLogSampling(text: string): LogSampling | false {
 
 type LogFn = (fields: Record<string, unknown>, msg: string) => void;
 
+/** One decision line, as a controller's pure mapping from a decision to its log line returns it. */
+export interface DecisionLine {
+  level: 'info' | 'warn';
+  /** The sampling key and the line's `decision` field. */
+  key: string;
+  fields: Record<string, unknown>;
+  msg: string;
+}
+
 /**
  * Decision lines at info (a maintenance admitted, waiting for a budget, failed), sampled per key as the
  * webhook's denials are: when a rack's fifty maintenances all wait on one budget, the first lines of
@@ -99,6 +108,10 @@ export class DecisionLog {
 
   warn(key: string, fields: Record<string, unknown>, msg: string): void {
     this.#line('warn', key, fields, msg);
+  }
+
+  write(line: DecisionLine): void {
+    this.#line(line.level, line.key, line.fields, line.msg);
   }
 
   #line(level: 'info' | 'warn', key: string, fields: Record<string, unknown>, msg: string): void {

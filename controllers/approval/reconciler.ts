@@ -6,7 +6,7 @@
 // Both read the claim through one write overlay, so an approval decided right after an announcement
 // sees that announcement even before the watch delivers it.
 import type { Server } from '../../api/metal/v1alpha1/server.js';
-import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
+import type { ApprovalSource, ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { Manager } from '../../lib/kube/manager.js';
 import { withoutManagedFields, type Informer } from '../../lib/kube/informer.js';
@@ -18,10 +18,12 @@ import { DEFAULT_POLICY } from '../../policies/schema.js';
 import { ServerClaimResource, ServerMaintenanceResource, ServerResource } from '../../lib/kube/kinds.js';
 import { WriteOverlay } from '../shared/overlay.js';
 import { applyOwned, applyStatusOf, withTypeMeta } from '../shared/writes.js';
-import { decideApproval, decideClaim, type ClaimPlan } from './decide.js';
+import { decideApproval, decideClaim, type ApprovalStatus, type ClaimPlan } from './decide.js';
 import { ApprovalMetrics } from './metrics.js';
 import { claimForCache, ownsLabel, sameBinding, serverBinding } from './cache-shape.js';
 import { LEGACY_NEEDED_LABEL } from '../../contract/legacy-labels.js';
+import { DecisionLog } from '../../lib/log-sampling.js';
+import { approvalDecisionLines } from './decision-log.js';
 
 export interface ApprovalControllerOptions {
   workers: number;
@@ -40,9 +42,11 @@ export class ApprovalReconciler {
   readonly #announce: Controller;
   readonly #approve: Controller;
   readonly #metrics: ApprovalMetrics;
+  readonly #decisions: DecisionLog;
 
   constructor(mgr: Manager, policies: PolicyStore, options: ApprovalControllerOptions) {
     this.#mgr = mgr;
+    this.#decisions = new DecisionLog(mgr.logger);
     this.#policies = policies;
     this.#maintenances = mgr.informer<ServerMaintenance>(ServerMaintenanceResource, {
       indexers: { server: (m) => [m.spec.serverRef.name] },
@@ -203,6 +207,16 @@ export class ApprovalReconciler {
     return current;
   }
 
+  /** The approval status, its decision line and counter; false when the maintenance is gone. */
+  async #writeApproval(m: ServerMaintenance, status: ApprovalStatus, approvedBy?: ApprovalSource) {
+    const written = await applyStatusOf(this.#smClient, m, status, this.#mgr.status.fieldManager);
+    if (!written) return false;
+    this.#mOverlay.wrote(written);
+    for (const line of approvalDecisionLines(m, m.status?.conditions, status)) this.#decisions.write(line);
+    if (approvedBy) this.#metrics.decisions.inc({ source: approvedBy });
+    return true;
+  }
+
   async reconcileMaintenance(key: string): Promise<ReconcileResult | void> {
     const { namespace, name } = splitKey(key);
     const m = this.#mOverlay.fresh(this.#maintenances.getByName(name, namespace));
@@ -211,14 +225,9 @@ export class ApprovalReconciler {
     const ref = server?.spec.serverClaimRef;
     const claim = ref ? this.#claim(ref.namespace, ref.name) : undefined;
     const plan = decideApproval({ m, server, claim, policy: this.#policy(), now: new Date() });
-    if (plan.status) {
-      const written = await applyStatusOf(this.#smClient, m, plan.status, this.#mgr.status.fieldManager);
-      if (!written) return;
-      this.#mOverlay.wrote(written);
-      if (plan.approvedBy) this.#metrics.decisions.inc({ source: plan.approvedBy });
-      // The announcement on the claim carries the approval state: refresh it.
-      if (ref) this.#announce.enqueue(objectKey(ref));
-    }
+    if (plan.status && !(await this.#writeApproval(m, plan.status, plan.approvedBy))) return;
+    // The announcement on the claim carries the approval state: refresh it.
+    if (plan.status && ref) this.#announce.enqueue(objectKey(ref));
     for (const e of plan.events) {
       const target =
         e.onClaim && claim ? withTypeMeta(claim, this.#claimClient) : withTypeMeta(m, this.#smClient);

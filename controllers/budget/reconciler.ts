@@ -30,6 +30,8 @@ import { refOf } from '../../contract/budgets.js';
 import { compareAndSwap } from '../../contract/ledger/cas.js';
 import { withoutGrants } from '../../contract/ledger/edit.js';
 import { applyStatusOf, withTypeMeta } from '../shared/writes.js';
+import { DecisionLog } from '../../lib/log-sampling.js';
+import { budgetName, budgetStatusLines, grantExpiryLines } from './decision-log.js';
 import {
   asDecided,
   budgetStatusChanged,
@@ -80,6 +82,7 @@ export class BudgetReconciler {
   readonly #sdbClient: ResourceClient<ServerDisruptionBudget>;
   readonly #scdbClient: ResourceClient<ServerClaimDisruptionBudget>;
   readonly #metrics: BudgetMetrics;
+  readonly #decisions: DecisionLog;
   readonly #budgetStore: ApiBudgetStore;
   readonly #enqueue: (key: string) => void;
   readonly #statusIntervalMs: number;
@@ -106,6 +109,7 @@ export class BudgetReconciler {
     this.#sdbClient = mgr.client.resource<ServerDisruptionBudget>(ServerDisruptionBudgetResource);
     this.#scdbClient = mgr.client.resource<ServerClaimDisruptionBudget>(ServerClaimDisruptionBudgetResource);
     this.#metrics = new BudgetMetrics(mgr.registry);
+    this.#decisions = new DecisionLog(mgr.logger);
     const controller = mgr.controller({
       name: 'budget',
       workers: options.workers,
@@ -256,11 +260,18 @@ export class BudgetReconciler {
     const ttlMs = durationMs(policy.grants.ttl);
     const now = new Date();
     const { drop, wakeAt, ttlAt } = await this.#toDrop(budget, ttlMs, now);
-    if (drop.length > 0) budget = (await this.#expire(target.resource, budget, drop)) ?? budget;
+    const name = budgetName(target.kind, target.namespace, target.name);
+    if (drop.length > 0) {
+      const written = await this.#expire(target.resource, budget, drop);
+      if (written) grantExpiryLines(name, drop).forEach((l) => this.#decisions.write(l));
+      budget = written ?? budget;
+    }
     const status = this.#compute(budget, now);
     if (budgetStatusChanged(budget, status)) {
-      await applyStatusOf(target.resource, budget, status, this.#mgr.status.fieldManager);
+      const written = await applyStatusOf(target.resource, budget, status, this.#mgr.status.fieldManager);
       this.#lastWrite.set(key, Date.now());
+      if (written)
+        for (const line of budgetStatusLines(name, budget.status, status)) this.#decisions.write(line);
     }
     this.#metrics.observe(
       target.kind,
