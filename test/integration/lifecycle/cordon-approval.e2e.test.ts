@@ -128,6 +128,16 @@ describe('approvals scoped to a maintenance uid', () => {
       approvedBy: `system:serviceaccount:${f.tenant}:owner`,
     });
     expect(conditionOf(started, 'Approved')?.reason).toBe('OwnerApproved');
+    // The decision line an operator greps for: who approved it, written once, not per reconcile.
+    const isM1Approval = (l: Record<string, unknown>) =>
+      l.decision === 'OwnerApproved' && String(l.maintenance).endsWith('/approve-m1');
+    const line = await lc.controllers['approval-controller'].waitForLog(isM1Approval, 10_000);
+    expect(line).toMatchObject({
+      msg: 'maintenance approved: Owner',
+      source: 'Owner',
+      approvedBy: `system:serviceaccount:${f.tenant}:owner`,
+    });
+    expect(lc.controllers['approval-controller'].logs.filter(isM1Approval)).toHaveLength(1);
 
     await finish(lc, 'approve-m1');
     await waitForGone(lc, 'approve-m1');

@@ -163,6 +163,17 @@ describe('budgets count every kind of unavailability', () => {
     const labels = { kind: 'ServerDisruptionBudget', budget: budget.metadata.name! };
     expect(sample(bm, 'metal_budget_unavailable', labels)).toBe(3);
     expect(sample(bm, 'metal_budget_disruptions_allowed', labels)).toBe(0);
+    // And as the budget controller's log: the domain ran out of room once, at warn (pino level 40).
+    const ofBudget = (decision: string) => (l: Record<string, unknown>) =>
+      l.decision === decision && l.budget === `ServerDisruptionBudget ${budget.metadata.name!}`;
+    const budgetLogs = lc.controllers['budget-controller'];
+    expect(budgetLogs.logs.filter(ofBudget('BudgetExhausted'))).toEqual([
+      expect.objectContaining({
+        level: 40,
+        msg: 'budget exhausted: no more disruptions allowed in domain',
+        unavailable: 3,
+      }),
+    ]);
 
     // Room comes back when the running one is done: the next one starts.
     const first = ms.find((m) => stateOf(m) === 'InMaintenance')!.metadata.name!;
@@ -175,6 +186,8 @@ describe('budgets count every kind of unavailability', () => {
     expect(second.metadata.name).not.toBe(first);
     for (const n of names) await finish(lc, n);
     for (const n of names) await waitForGone(lc, n);
+    // A slot freed and taken again within one status interval never shows as room; with all done it does.
+    await budgetLogs.waitForLog(ofBudget('BudgetRoom'), 10_000);
   }, 90_000);
 
   it('gives a slot a budget frees to a maintenance that budget refused, not to one another budget still refuses', async () => {
