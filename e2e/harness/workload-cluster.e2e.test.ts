@@ -13,10 +13,11 @@ import { deploymentObject, evict, podsOf, type Pdb, type Pod } from './testing/w
 
 let wc: WorkloadCluster;
 const NS = 'default';
+const NODES = ['w1', 'w2', 'w3', 'w4'];
 
 beforeAll(async () => {
   wc = await startWorkloadCluster();
-  await wc.addNodes([{ name: 'w1' }, { name: 'w2' }, { name: 'w3' }, { name: 'w4' }]);
+  await wc.addNodes(NODES.map((name) => ({ name })));
 }, 300_000);
 
 afterAll(async () => {
@@ -43,15 +44,21 @@ it('keeps PDB status, refuses an eviction with 429 while the budget is spent, an
     return pods.length === 3 && pods;
   });
 
-  // The first eviction spends the budget; the second, before a replacement is ready, is refused.
+  // The first eviction spends the budget; the second, before a replacement is ready, is refused. Every
+  // Node is cordoned meanwhile: kwok starts a replacement within milliseconds, and a ready one would give
+  // the budget back before the second eviction arrives.
   const [first, second] = running as [Pod, Pod];
-  await admin.resource(Core.Node).patch(first.spec!.nodeName!, { spec: { unschedulable: true } });
+  const nodes = admin.resource(Core.Node);
+  for (const n of NODES) await nodes.patch(n, { spec: { unschedulable: true } });
   await evict(admin, first);
   let refused: unknown;
   try {
     await evict(admin, second);
   } catch (e) {
     refused = e;
+  }
+  for (const n of NODES.filter((n) => n !== first.spec!.nodeName)) {
+    await nodes.patch(n, { spec: { unschedulable: false } });
   }
   expect(isTooManyRequests(refused)).toBe(true);
   const status = (refused as KubeApiError).status;
