@@ -38,6 +38,7 @@ import {
   ServerMaintenanceResource,
   ServerResource,
 } from '../../../lib/kube/kinds.js';
+import type { StateRecord } from './history.js';
 
 export type ControllerName =
   'maintenance-controller' | 'approval-controller' | 'budget-controller' | 'drain-controller';
@@ -112,15 +113,6 @@ export interface FleetOptions {
   claims?: 'consumer' | 'no-consumer' | 'none';
   approvalMode?: 'Manual' | 'Automatic';
   serverLabels?: Record<string, string>;
-}
-
-export interface StateRecord {
-  at: number;
-  uid: string;
-  name: string;
-  server: string;
-  state: string;
-  deleted: boolean;
 }
 
 export interface Lifecycle {
@@ -401,42 +393,6 @@ export async function finish(lc: Lifecycle, name: string): Promise<void> {
   }
 }
 
-/** The servers that had more than one maintenance InMaintenance at once, from the watch history. */
-export function overlaps(history: readonly StateRecord[]): string[] {
-  const holding = new Map<string, Set<string>>();
-  const bad = new Set<string>();
-  for (const r of history) {
-    const set = holding.get(r.server) ?? new Set<string>();
-    holding.set(r.server, set);
-    if (r.state === 'InMaintenance' && !r.deleted) set.add(r.uid);
-    else set.delete(r.uid);
-    if (set.size > 1) bad.add(r.server);
-  }
-  return [...bad];
-}
-
-/** The most maintenances InMaintenance at once among `servers`, from the watch history. */
-export function peakInMaintenance(history: readonly StateRecord[], servers?: ReadonlySet<string>): number {
-  const inside = new Set<string>();
-  let peak = 0;
-  for (const r of history) {
-    if (servers && !servers.has(r.server)) continue;
-    if (r.state === 'InMaintenance' && !r.deleted) inside.add(r.uid);
-    else inside.delete(r.uid);
-    peak = Math.max(peak, inside.size);
-  }
-  return peak;
-}
-
-/** Order in which maintenances first reached InMaintenance (names). */
-export function startOrder(history: readonly StateRecord[], names?: ReadonlySet<string>): string[] {
-  const seen: string[] = [];
-  for (const r of history)
-    if (r.state === 'InMaintenance' && !seen.includes(r.name) && (!names || names.has(r.name)))
-      seen.push(r.name);
-  return seen;
-}
-
 /** Events about one object in a namespace (events.k8s.io), by reason. */
 export async function eventsFor(
   admin: KubeClient,
@@ -483,20 +439,11 @@ export async function metricsOf(lc: Lifecycle, name: ControllerName): Promise<st
   return res.text();
 }
 
-/** The value of one sample (`name{labels}`) in Prometheus text, or undefined. */
-export function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
-  for (const line of text.split('\n')) {
-    if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (!Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) continue;
-    return Number(line.slice(line.lastIndexOf(' ') + 1));
-  }
-  return undefined;
-}
-
 export const claimKey = (c: { namespace: string; name: string }) => objectKey(c);
 export const ledgerHas = (b: ServerDisruptionBudget | undefined, uid: string) =>
   (b?.status?.grants ?? []).some((g) => g.maintenanceUID === uid);
 export { HOLD_ANNOTATION, ServerClaimDisruptionBudgetResource };
+export { overlaps, peakInMaintenance, sample, startOrder, type StateRecord } from './history.js';
 
 /** Annotations for a maintenance the simulated actor holds until the test deletes it. */
 export const HOLD_FOREVER = { [HOLD_ANNOTATION]: 'forever' };
