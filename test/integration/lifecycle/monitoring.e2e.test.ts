@@ -146,9 +146,7 @@ async function firing(alertname: string, labels: Record<string, string> = {}, ti
 
 describe('monitoring against the running system', () => {
   it('scrapes every binary with the job labels the PodMonitor sets', async () => {
-    const up = await prom!.query('up');
-    const jobs = new Set(up.filter((s) => s.value[1] === '1').map((s) => s.metric.job));
-    expect([...jobs].sort()).toEqual([
+    const expected = [
       'apiserver',
       'metal-maintenance-approval-controller',
       'metal-maintenance-boot-controller',
@@ -156,7 +154,18 @@ describe('monitoring against the running system', () => {
       'metal-maintenance-firmware-controller',
       'metal-maintenance-maintenance-controller',
       'metal-maintenance-webhook',
-    ]);
+    ];
+    // Each target's first scrape lands within one interval of the others: wait for all, then compare.
+    const jobs = await waitFor(
+      'every binary scraped and up',
+      async () => {
+        const up = await prom!.query('up');
+        const seen = new Set(up.filter((s) => s.value[1] === '1').map((s) => s.metric.job));
+        return expected.every((j) => seen.has(j)) && seen;
+      },
+      { timeoutMs: 60_000, intervalMs: 500 },
+    );
+    expect([...jobs].sort()).toEqual(expected);
     // No alert is firing on the healthy system.
     expect((await prom!.alerts()).filter((a) => a.state === 'firing').map((a) => a.labels.alertname)).toEqual(
       [],

@@ -123,7 +123,8 @@ describe('cert-manager issues, injects and renews the webhook certificate', () =
       async () => {
         const c = await certificates(admin).get('metal-maintenance-webhook', SYSTEM_NAMESPACE);
         const cond = c.status?.conditions?.find((x) => x.type === 'Ready');
-        return cond?.status === 'True' ? c : undefined;
+        // Ready can be written a moment before the issuing controller records the revision.
+        return cond?.status === 'True' && c.status?.revision !== undefined ? c : undefined;
       },
       { timeoutMs: 90_000 },
     );
