@@ -370,4 +370,17 @@ describe('contract: who may request a maintenance (contract/requesters.ts)', () 
     );
     expect(judge(sm('tenant-a', 'srv-claimed', { description: 'x' })).allowed).toBe(true);
   });
+
+  it('judges an update whose stored object has no spec like a create, without throwing', () => {
+    // Found by the webhook's property test: an oldObject of {} made the rule read old.spec.approval.
+    const next = sm('tenant-b', 'srv-claimed', { approval: { required: false } });
+    const r = request({
+      kind: 'ServerMaintenance',
+      operation: 'UPDATE',
+      object: next,
+      oldObject: {},
+      user: 'mallory',
+    });
+    expect(contract(ruleInput(r))).toMatchObject({ allowed: false, code: Codes.REQUESTER_FORBIDDEN });
+  });
 });

@@ -158,7 +158,8 @@ function maintenanceRequestRule({ request, world, policy }: RuleInput): Decision
   if (request.operation !== 'CREATE' && request.operation !== 'UPDATE') return allow();
   const { object: m, oldObject: old } = objects<ServerMaintenance>(request);
   if (!m) return allow();
-  if (old && approvalRequired(old, policy) === approvalRequired(m, policy)) return allow();
+  // oldObject is what the API server stored; a malformed one is judged like a create, never a throw.
+  if (old?.spec && approvalRequired(old, policy) === approvalRequired(m, policy)) return allow();
   const namespace = m.metadata.namespace ?? request.namespace ?? '';
   const subject = { ...m, metadata: { ...m.metadata, namespace } };
   const verdict = requestVerdict(request.userInfo, subject, world.getServer(m.spec.serverRef.name), policy);
