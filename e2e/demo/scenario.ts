@@ -8,7 +8,6 @@
 // Everything goes through the real API server, webhook and controllers; the terminal shows the fleet
 // live, and a summary at the end.
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
-import type { Server } from '../../api/metal/v1alpha1/server.js';
 import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
 import { ServerMaintenanceKind } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import { ServerClaimKind } from '../../api/metal/v1alpha1/serverclaim.js';
@@ -22,10 +21,17 @@ import { FleetSimulator } from '../sim/fleet/simulator.js';
 import { HOLD_ANNOTATION, RACK_LABEL } from '../sim/fleet/decisions.js';
 import { TENANT_LABEL, planFleet, seedFleet, type FleetPlan } from '../sim/fleet/fleet.js';
 import { LIFECYCLE_CONTROLLERS, Stack, applyPolicy } from './stack.js';
-import { FleetWatch, allowedOf } from './watch.js';
-import { LEGEND, LiveArea, clock, columns, progressBar, renderRacks } from './screen.js';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { FleetWatch } from './watch.js';
+import { LiveArea, clock } from './screen.js';
+import {
+  liveFrame,
+  newProgress,
+  summaryLines,
+  type DemoProgress,
+  type ReportContext,
+  type ScenarioRow,
+} from './report.js';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export interface DemoOptions {
@@ -64,15 +70,6 @@ export const DEMO_POLICY = {
 };
 
 const OPS_NAMESPACE = 'ops';
-/** Taints our controllers put on servers carry keys in this group; an admin's never do. */
-const OUR_TAINT_PREFIX = 'maintenance.metal.ironcore.dev/';
-
-interface ScenarioRow {
-  key: string;
-  label: string;
-  expect: string;
-  says: string;
-}
 
 export interface DemoResult {
   ok: boolean;
@@ -94,30 +91,17 @@ export function logTails(dir: string, text: string, n = 12): string[] {
 
 class Aborted extends Error {}
 
-/** Why the maintenance controller's last attempt to start a maintenance was refused ('' if it was not). */
-function blockedReason(m: ServerMaintenance | undefined): string {
-  const admitted = m?.status?.conditions?.find((c) => c.type === 'Admitted');
-  return admitted && admitted.status === 'False' ? admitted.reason : '';
-}
-
 export class Demo {
   readonly #o: DemoOptions;
   readonly #ui = new LiveArea();
   readonly #p: Painter;
-  readonly #started = Date.now();
-  readonly #rows: ScenarioRow[] = [];
-  readonly #rollout: string[] = [];
-  readonly #problems: string[] = [];
-  #act = 0;
-  #title = 'starting';
+  readonly #s: DemoProgress = newProgress();
   #admin: KubeClient | undefined;
   #stack: Stack | undefined;
   #sim: FleetSimulator | undefined;
   #watch: FleetWatch | undefined;
   #plan: FleetPlan | undefined;
   #timer: NodeJS.Timeout | undefined;
-  #rolloutStart = 0;
-  #rolloutEnd = 0;
 
   constructor(o: DemoOptions) {
     this.#o = o;
@@ -127,7 +111,7 @@ export class Demo {
   // --- plumbing ------------------------------------------------------------------------------
 
   #log(line: string): void {
-    this.#ui.log(`${this.#p.dim(clock(Date.now() - this.#started))} ${line}`);
+    this.#ui.log(`${this.#p.dim(clock(Date.now() - this.#s.started))} ${line}`);
   }
 
   #say(command: string): void {
@@ -152,8 +136,8 @@ export class Demo {
   }
 
   #beginAct(n: number, title: string): void {
-    this.#act = n;
-    this.#title = title;
+    this.#s.act = n;
+    this.#s.title = title;
     this.#log(this.#p.bold(`── act ${n}/5: ${title}`));
   }
 
@@ -169,94 +153,15 @@ export class Demo {
     if (code !== 0) throw new Error(`kubectl metal ${args.join(' ')} exited ${code}`);
   }
 
-  // --- the live frame ------------------------------------------------------------------------
-
-  #frame(): string[] {
-    const p = this.#p;
-    const w = this.#watch;
-    const head = `${p.bold('metal-maintenance demo')}  ${clock(Date.now() - this.#started)}  ${p.cyan(`act ${this.#act}/5`)} ${this.#title}`;
-    if (!w) return [head];
-    const servers = w.servers.list();
-    const maintenances = w.maintenances.list();
-    const lines = [head, ...renderRacks(servers, maintenances, this.#ui.isTTY), p.dim(LEGEND)];
-    if (this.#rows.length) lines.push('', ...this.#scenarioTable());
-    lines.push('', this.#budgetLine(servers, maintenances));
-    if (this.#rollout.length) lines.push(this.#rolloutLine());
-    return lines;
-  }
-
-  #scenarioTable(): string[] {
-    const rows = this.#rows.map((r) => this.#scenarioCells(r));
-    const head = ['MAINTENANCE', 'CLAIM', 'THE TENANT', 'STATE', 'APPROVED BY', 'WAITING ON'];
-    return columns([head, ...rows], [22, 24, 22, 13, 12, 18]).map((l, i) => (i === 0 ? this.#p.dim(l) : l));
-  }
-
-  #scenarioCells(r: ScenarioRow): string[] {
-    const w = this.#watch!;
-    const rec = w.records.get(r.key);
-    const m = w.maintenances.get(r.key);
-    const state = rec?.deletedAt
-      ? 'done'
-      : m?.metadata.deletionTimestamp
-        ? 'finishing'
-        : (m?.status?.state ?? 'Pending');
-    const waiting = state === 'done' ? '' : blockedReason(m);
-    return [r.label, rec?.claim ?? '-', r.says, state, rec?.approvalSource ?? '-', waiting];
-  }
-
-  #budgetLine(servers: Server[], maintenances: ServerMaintenance[]): string {
-    const w = this.#watch!;
-    const byName = new Map(servers.map((s) => [s.metadata.name, s]));
-    const held = maintenances
-      .filter((m) => m.status?.state === 'InMaintenance')
-      .map((m) => byName.get(m.spec.serverRef.name));
-    const parts: string[] = [];
-    for (const b of w.serverBudgets?.list() ?? []) {
-      const key = b.spec.topologyKey;
-      const domains = key ? [...new Set(servers.map((s) => s.metadata.labels?.[key] ?? ''))].sort() : [''];
-      for (const d of domains) {
-        const inDomain = (s: Server | undefined) => !!s && (!key || s.metadata.labels?.[key] === d);
-        const expected = servers.filter(inDomain).length;
-        const n = held.filter(inDomain).length;
-        if (key && n === 0) continue;
-        parts.push(`${key ? d : b.metadata.name} ${n}/${allowedOf(b.spec.maxUnavailable, expected)}`);
-      }
-    }
-    return `${this.#p.dim('in maintenance / budget:')} ${parts.join('  ') || '-'}`;
-  }
-
-  #rolloutLine(): string {
-    const w = this.#watch!;
-    const done = this.#rollout.filter((k) => w.records.get(k)?.deletedAt).length;
-    const now = this.#rollout.filter((k) => w.maintenances.get(k)?.status?.state === 'InMaintenance').length;
-    return `${this.#p.dim('rollout')} ${progressBar(done, this.#rollout.length)}  ${now} in maintenance, peak ${w.checker.peak}`;
-  }
-
   // --- acts ----------------------------------------------------------------------------------
 
   async run(): Promise<DemoResult> {
     this.#timer = setInterval(() => this.#ui.render(this.#frame()), this.#ui.isTTY ? 250 : 15_000);
     try {
-      await this.#setup();
-      await this.#fleetComesUp();
-      const acts = this.#o.acts;
-      const cordoned = acts.has(2) ? await this.#cordon() : '';
-      const complete = this.#stack!.missing.length === 0;
-      if (complete) {
-        if (acts.has(3)) await this.#announce(cordoned);
-        if (acts.has(4)) await this.#rolloutAct();
-      } else if (acts.has(3) || acts.has(4)) {
-        this.#problems.push(
-          `acts 3 and 4 skipped: missing ${this.#stack!.missing.map((m) => `${m}-controller`).join(', ')}`,
-        );
-        this.#log(
-          this.#p.yellow(`acts 3 and 4 need ${LIFECYCLE_CONTROLLERS.join(', ')} controllers; skipped`),
-        );
-      }
-      if (acts.has(5)) await this.#uncordon(cordoned);
+      await this.#playActs();
     } catch (e) {
-      if (!(e instanceof Aborted)) this.#problems.push((e as Error).message);
-      else this.#problems.push('interrupted');
+      if (!(e instanceof Aborted)) this.#s.problems.push((e as Error).message);
+      else this.#s.problems.push('interrupted');
       this.#log(this.#p.red(`stopped: ${(e as Error).message}`));
       for (const l of logTails(this.#o.logDir, (e as Error).message)) this.#log(l);
     } finally {
@@ -272,10 +177,29 @@ export class Demo {
     }
     await this.#teardown();
     return {
-      ok: this.#problems.length === 0,
+      ok: this.#s.problems.length === 0,
       lines: kept ? ['stopped what the demo started.'] : lines,
       kept,
     };
+  }
+
+  /** The acts asked for, in order; 3 and 4 need every lifecycle controller. */
+  async #playActs(): Promise<void> {
+    await this.#setup();
+    await this.#fleetComesUp();
+    const acts = this.#o.acts;
+    const cordoned = acts.has(2) ? await this.#cordon() : '';
+    const missing = this.#stack!.missing;
+    if (missing.length === 0) {
+      if (acts.has(3)) await this.#announce(cordoned);
+      if (acts.has(4)) await this.#rolloutAct();
+    } else if (acts.has(3) || acts.has(4)) {
+      this.#s.problems.push(
+        `acts 3 and 4 skipped: missing ${missing.map((m) => `${m}-controller`).join(', ')}`,
+      );
+      this.#log(this.#p.yellow(`acts 3 and 4 need ${LIFECYCLE_CONTROLLERS.join(', ')} controllers; skipped`));
+    }
+    if (acts.has(5)) await this.#uncordon(cordoned);
   }
 
   /** What --keep prints: how to reach the running system. */
@@ -296,7 +220,7 @@ export class Demo {
   }
 
   async #setup(): Promise<void> {
-    this.#title = 'starting the system';
+    this.#s.title = 'starting the system';
     const admin = (this.#admin = await KubeClient.fromFile(this.#o.kubeconfig));
     await applyPolicy(admin, DEMO_POLICY);
     this.#log('policy: deadlines 30 s (Urgent), claims without a consumer auto-approved after 15 s');
@@ -460,7 +384,7 @@ export class Demo {
     await this.#pause(3000);
     const pinned = w.claims!.getByName('pinned', ns);
     if (pinned?.status?.phase === 'Bound')
-      this.#problems.push('the claim pinned to a cordoned server was bound');
+      this.#s.problems.push('the claim pinned to a cordoned server was bound');
     this.#log(
       `${ns}/pinned stays ${pinned?.status?.phase ?? 'Unbound'}: ${name} is cordoned (new bindings refused; bound claims elsewhere untouched)`,
     );
@@ -526,13 +450,13 @@ export class Demo {
     ];
     for (const [row, server, spec] of plan) {
       row.key = await this.#createMaintenance(row.label, server, spec, '5s');
-      this.#rows.push(row);
+      this.#s.rows.push(row);
     }
     this.#log(
       `created ${plan.length} maintenances (Urgent: deadline 30 s) in namespace ${OPS_NAMESPACE}; the approval controller announces them on the claims`,
     );
     const w = this.#watch!;
-    const first = this.#rows[0]!;
+    const first = this.#s.rows[0]!;
     await this.#until(
       `${first.label} announced`,
       () =>
@@ -551,17 +475,17 @@ export class Demo {
     ]);
     await this.#until(
       'every announced maintenance done',
-      () => this.#rows.every((r) => w.records.get(r.key)?.deletedAt),
+      () => this.#s.rows.every((r) => w.records.get(r.key)?.deletedAt),
       180_000,
     );
-    for (const r of this.#rows) {
+    for (const r of this.#s.rows) {
       const got = w.records.get(r.key)?.approvalSource;
       if (got !== r.expect)
-        this.#problems.push(`${r.label}: approved by ${got ?? 'nothing'}, expected ${r.expect}`);
+        this.#s.problems.push(`${r.label}: approved by ${got ?? 'nothing'}, expected ${r.expect}`);
     }
     const s = w.servers.getByName(cordoned);
     if (s?.spec.unclaimable !== true)
-      this.#problems.push(`the admin cordon on ${cordoned} did not survive its maintenance`);
+      this.#s.problems.push(`the admin cordon on ${cordoned} did not survive its maintenance`);
     else
       this.#log(
         `${cordoned}: the admin cordon survived its maintenance; the maintenance removed only its own taint`,
@@ -587,9 +511,9 @@ export class Demo {
       .filter((s) => racks.includes(s.metadata.labels?.[RACK_LABEL] ?? '') && !s.spec.unclaimable)
       .map((s) => s.metadata.name!)
       .sort();
-    this.#rolloutStart = Date.now();
+    this.#s.rolloutStart = Date.now();
     for (const server of targets)
-      this.#rollout.push(
+      this.#s.rollout.push(
         await this.#createMaintenance(
           `bios-${server}`,
           server,
@@ -610,7 +534,7 @@ export class Demo {
       'the rollout to finish',
       () => {
         if (!shown) {
-          const waiting = this.#rollout.find((k) => w.records.get(k)?.waitedFor.has('BudgetExhausted'));
+          const waiting = this.#s.rollout.find((k) => w.records.get(k)?.waitedFor.has('BudgetExhausted'));
           if (waiting) {
             shown = true;
             const m = w.maintenances.get(waiting);
@@ -618,13 +542,13 @@ export class Demo {
             this.#log(`${waiting.split('/')[1]} waits: BudgetExhausted${msg ? ` (${msg})` : ''}`);
           }
         }
-        return this.#rollout.every((k) => w.records.get(k)?.deletedAt);
+        return this.#s.rollout.every((k) => w.records.get(k)?.deletedAt);
       },
       300_000,
     );
-    this.#rolloutEnd = Date.now();
+    this.#s.rolloutEnd = Date.now();
     this.#log(
-      `rollout done: ${targets.length} servers in ${((this.#rolloutEnd - this.#rolloutStart) / 1000).toFixed(0)} s, at most ${w.checker.peak} at once`,
+      `rollout done: ${targets.length} servers in ${((this.#s.rolloutEnd - this.#s.rolloutStart) / 1000).toFixed(0)} s, at most ${w.checker.peak} at once`,
     );
   }
 
@@ -641,92 +565,26 @@ export class Demo {
     this.#log(`${ns}/pinned is Bound to ${cordoned}`);
   }
 
-  // --- the end -------------------------------------------------------------------------------
+  // --- what it shows (report.ts) -----------------------------------------------------------
+
+  #report(): ReportContext {
+    return {
+      painter: this.#p,
+      isTTY: this.#ui.isTTY,
+      watch: this.#watch,
+      plan: this.#plan,
+      racks: this.#o.racks,
+      complete: this.#stack?.missing.length === 0,
+      denials: this.#sim?.stats.denials ?? {},
+    };
+  }
+
+  #frame(): string[] {
+    return liveFrame(this.#s, this.#report());
+  }
 
   #summary(): string[] {
-    const p = this.#p;
-    const out = ['', p.bold(`Summary (${clock(Date.now() - this.#started)})`)];
-    const row = (k: string, v: string) => out.push(`  ${k.padEnd(12)} ${v}`);
-    const w = this.#watch;
-    if (w) {
-      this.#summaryActs(w, row);
-      this.#summaryChecks(w, row);
-    }
-    for (const x of this.#problems) out.push(p.red(`  problem: ${x}`));
-    out.push(
-      this.#problems.length
-        ? p.red('The demo did not complete cleanly.')
-        : p.green('Everything held. Stopping what the demo started.'),
-    );
-    return out;
-  }
-
-  #summaryActs(w: FleetWatch, row: (k: string, v: string) => void): void {
-    const plan = this.#plan;
-    const bound = w.claims?.list().filter((c) => c.status?.phase === 'Bound').length ?? 0;
-    if (plan)
-      row(
-        'fleet',
-        `${plan.servers.length} servers in ${this.#o.racks} racks, ${plan.namespaces.length} tenants, ${bound} claims bound`,
-      );
-    for (const r of this.#rows) {
-      const rec = w.records.get(r.key);
-      const took = rec?.inMaintenanceAt
-        ? `started ${((rec.inMaintenanceAt - rec.createdAt) / 1000).toFixed(1)} s after creation`
-        : 'never started';
-      row(
-        'approval',
-        `${r.label.padEnd(22)} tenant ${r.says.padEnd(22)} → ${rec?.approvalSource ?? 'none'} (${took})`,
-      );
-    }
-    if (!this.#rollout.length) return;
-    const waits = this.#rollout.filter((k) => w.records.get(k)?.waitedFor.has('BudgetExhausted')).length;
-    const secs = (((this.#rolloutEnd || Date.now()) - this.#rolloutStart) / 1000).toFixed(0);
-    const done = this.#rollout.filter((k) => w.records.get(k)?.deletedAt).length;
-    row(
-      'rollout',
-      this.#rolloutEnd
-        ? `${this.#rollout.length} servers in ${secs} s; ${waits} waited for budget room (BudgetExhausted)`
-        : `not finished: ${done} of ${this.#rollout.length} servers done after ${secs} s; ${waits} waited for budget room`,
-    );
-  }
-
-  #summaryChecks(w: FleetWatch, row: (k: string, v: string) => void): void {
-    const peaks = w.checker.budgetPeaks();
-    if (peaks.length)
-      row(
-        'budgets',
-        `peak in maintenance at once / allowed: ${peaks.map((b) => `${b.domain || b.budget} ${b.peak}/${b.allowed}`).join('  ')}`,
-      );
-    const violations = w.checker.violations();
-    if (violations.length) {
-      // Outside the demo's directory (scripts/demo.sh points this at the caller's TMPDIR): it stays.
-      const file = join(process.env.METAL_DEMO_TRACE_DIR ?? tmpdir(), `metal-demo-trace-${Date.now()}.jsonl`);
-      writeFileSync(file, (w.trace ?? []).map((x) => JSON.stringify(x)).join('\n'));
-      this.#problems.push(`a budget was exceeded; the watch trace is in ${file}`);
-      row(
-        'invariants',
-        this.#p.red(
-          `EXCEEDED: ${violations.map((v) => `${v.budget}/${v.domain} ${v.peak}>${v.allowed}`).join(', ')}`,
-        ),
-      );
-    } else {
-      row('invariants', `never more in maintenance than a budget allows (peak ${w.checker.peak} overall)`);
-    }
-    const servers = w.servers.list();
-    const tainted = servers.filter((s) =>
-      s.spec.taints?.some((t) => t.key.startsWith(OUR_TAINT_PREFIX)),
-    ).length;
-    const parked = servers.filter((s) => s.status?.state === 'Parked').length;
-    const held = w.maintenances.list().length;
-    row('left over', `${held} maintenances, ${tainted} maintenance taints, ${parked} parked servers`);
-    if (this.#stack?.missing.length === 0 && tainted + parked + held > 0)
-      this.#problems.push('maintenance state left behind');
-    const denials = Object.entries(this.#sim?.stats.denials ?? {}).map(([k, v]) => `${k} ×${v}`);
-    row(
-      'placement',
-      `the simulator's binding writes refused by the webhook: ${denials.join(', ') || 'none'}`,
-    );
+    return summaryLines(this.#s, this.#report());
   }
 
   async #teardown(): Promise<void> {
