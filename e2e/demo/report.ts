@@ -1,12 +1,13 @@
 // What the demo shows: the live frame (racks, the scenario table, budget use, rollout progress) and
-// the summary at the end, both read from the demo's progress and the cluster as its watch sees it.
+// the summary at the end, both read from the demo's progress and the cluster as its watch sees it,
+// and the binaries' last log lines when an act fails.
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { Server } from '../../api/metal/v1alpha1/server.js';
 import type { Painter } from '../../cli/output.js';
 import type { FleetPlan } from '../sim/fleet/fleet.js';
 import { allowedOf, type FleetWatch } from './watch.js';
 import { LEGEND, clock, columns, progressBar, renderRacks } from './screen.js';
-import { writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -207,4 +208,15 @@ function summaryChecks(s: DemoProgress, c: ReportContext, w: FleetWatch, row: Ro
   if (c.complete && tainted + parked + held > 0) s.problems.push('maintenance state left behind');
   const denials = Object.entries(c.denials).map(([k, v]) => `${k} ×${v}`);
   row('placement', `the simulator's binding writes refused by the webhook: ${denials.join(', ') || 'none'}`);
+}
+
+/** Lines of the log files in `dir` whose binary is named in `text` (last `n` lines each). */
+export function logTails(dir: string, text: string, n = 12): string[] {
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir)
+    .filter((f) => f.endsWith('.log') && text.includes(f.slice(0, -4)))
+    .flatMap((f) => {
+      const lines = readFileSync(join(dir, f), 'utf8').trimEnd().split('\n');
+      return [`last lines of ${join(dir, f)}:`, ...lines.slice(-n).map((l) => `  ${l}`)];
+    });
 }

@@ -9,85 +9,28 @@
 // live, and a summary at the end.
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
-import { ServerMaintenanceKind } from '../../api/maintenance/v1alpha1/servermaintenance.js';
-import { ServerClaimKind } from '../../api/metal/v1alpha1/serverclaim.js';
 import { KubeClient } from '../../lib/kube/client.js';
-import { Core, objectKey, resourceOf } from '../../lib/kube/resources.js';
-import { isAlreadyExists } from '../../lib/kube/errors.js';
 import { painter, type Painter } from '../../cli/output.js';
 import { main as kubectlMetal } from '../../cli/main.js';
-import { kubeconfigForBinary, tokenKubeconfig } from '../harness/processes.js';
+import { ensureNamespace, kubeconfigForBinary } from '../harness/processes.js';
 import { FleetSimulator } from '../sim/fleet/simulator.js';
-import { HOLD_ANNOTATION, RACK_LABEL } from '../sim/fleet/decisions.js';
+import { RACK_LABEL } from '../sim/fleet/decisions.js';
 import { TENANT_LABEL, planFleet, seedFleet, type FleetPlan } from '../sim/fleet/fleet.js';
 import { LIFECYCLE_CONTROLLERS, Stack, applyPolicy } from './stack.js';
+import { OPS_NAMESPACE, createClaim, createMaintenance, tenantOwner } from './objects.js';
 import { FleetWatch } from './watch.js';
 import { LiveArea, clock } from './screen.js';
+import { DEMO_POLICY, type DemoOptions, type DemoResult } from './config.js';
 import {
   liveFrame,
+  logTails,
   newProgress,
   summaryLines,
   type DemoProgress,
   type ReportContext,
   type ScenarioRow,
 } from './report.js';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-
-export interface DemoOptions {
-  kubeconfig: string;
-  servers: number;
-  racks: number;
-  tenants: number;
-  webhookReplicas: number;
-  /** Acts to play (1 always; 5 needs 2). */
-  acts: ReadonlySet<number>;
-  /** After the acts, keep the system up until the signal. */
-  keep: boolean;
-  /** Where each binary's log file is (METAL_TEST_LOG_DIR). */
-  logDir: string;
-  /** The control plane's directory (its own logs: kube-apiserver.log, etcd.log). */
-  controlPlaneDir: string;
-  signal: AbortSignal;
-}
-
-/** The policy the demo runs with: the defaults, with deadlines and auto-approval in seconds. */
-export const DEMO_POLICY = {
-  apiVersion: 'policy.maintenance.metal.ironcore.dev/v1alpha1',
-  kind: 'MaintenancePolicy',
-  classes: {
-    Planned: { approvalRequired: true, deadline: '60s', minNotice: '0s', requireWindow: false },
-    Urgent: { approvalRequired: true, deadline: '30s', minNotice: '0s', requireWindow: false },
-    Emergency: { approvalRequired: false, deadline: '30s', minNotice: '0s', requireWindow: false },
-  },
-  autoApproval: {
-    // Seeded claims carry the tenant label, so they have a consumer; a claim without it has none.
-    consumerLabels: [TENANT_LABEL],
-    rules: [
-      { name: 'no-consumer', when: 'NoConsumer', after: '15s', classes: ['Planned', 'Urgent', 'Emergency'] },
-    ],
-  },
-};
-
-const OPS_NAMESPACE = 'ops';
-
-export interface DemoResult {
-  ok: boolean;
-  lines: string[];
-  /** The system was kept up (--keep) until the signal. */
-  kept: boolean;
-}
-
-/** Lines of the log files in `dir` whose binary is named in `text` (last `n` lines each). */
-export function logTails(dir: string, text: string, n = 12): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir)
-    .filter((f) => f.endsWith('.log') && text.includes(f.slice(0, -4)))
-    .flatMap((f) => {
-      const lines = readFileSync(join(dir, f), 'utf8').trimEnd().split('\n');
-      return [`last lines of ${join(dir, f)}:`, ...lines.slice(-n).map((l) => `  ${l}`)];
-    });
-}
 
 class Aborted extends Error {}
 
@@ -268,14 +211,14 @@ export class Demo {
       tenantBudget: 2,
     }));
     await seedFleet(this.#admin!, plan);
-    for (const ns of plan.namespaces) await this.#tenantOwner(ns);
+    for (const ns of plan.namespaces) await tenantOwner(this.#admin!, ns);
     // A claim nobody consumes (no owner reference, no tenant label): the policy approves for it.
     const orphanServer = plan.servers.find(
       (s) =>
         !plan.claims.some((c) => c.spec.serverRef?.name === s.metadata.name) &&
         s.metadata.labels?.[RACK_LABEL] === plan.servers[0]!.metadata.labels?.[RACK_LABEL],
     );
-    await this.#createClaim(this.#admin!, {
+    await createClaim(this.#admin!, {
       metadata: { name: 'orphan-1', namespace: plan.namespaces[3 % plan.namespaces.length] },
       spec: {
         power: 'On',
@@ -306,43 +249,6 @@ export class Demo {
     );
   }
 
-  /** A tenant's own identity: a ServiceAccount that may edit its namespace's claims, nothing else. */
-  async #tenantOwner(ns: string): Promise<string> {
-    const admin = this.#admin!;
-    const ensure = async (rt: (typeof Core)[keyof typeof Core], obj: object) => {
-      try {
-        await admin.resource(rt).create(obj as never);
-      } catch (e) {
-        if (!isAlreadyExists(e)) throw e;
-      }
-    };
-    await ensure(Core.ServiceAccount, { metadata: { name: 'owner', namespace: ns } });
-    await ensure(Core.Role, {
-      metadata: { name: 'claim-owner', namespace: ns },
-      rules: [
-        {
-          apiGroups: ['metal.ironcore.dev'],
-          resources: ['serverclaims'],
-          verbs: ['get', 'list', 'watch', 'create', 'update', 'patch'],
-        },
-      ],
-    });
-    await ensure(Core.RoleBinding, {
-      metadata: { name: 'claim-owner', namespace: ns },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'claim-owner' },
-      subjects: [{ kind: 'ServiceAccount', name: 'owner', namespace: ns }],
-    });
-    return (await tokenKubeconfig(admin, ns, 'owner')).kubeconfig;
-  }
-
-  async #createClaim(client: KubeClient, claim: ServerClaim): Promise<void> {
-    try {
-      await client.resource<ServerClaim>(resourceOf(ServerClaimKind)).create(claim);
-    } catch (e) {
-      if (!isAlreadyExists(e)) throw e;
-    }
-  }
-
   async #cordon(): Promise<string> {
     this.#beginAct(2, 'an admin cordons a server');
     const w = this.#watch!;
@@ -366,11 +272,11 @@ export class Demo {
       10_000,
     );
     const ns = this.#plan!.namespaces[this.#plan!.namespaces.length - 1]!;
-    const owner = await this.#tenantOwner(ns);
+    const owner = await tenantOwner(this.#admin!, ns);
     this.#say(`(as ${ns}'s owner) create ServerClaim pinned with spec.serverRef ${name}`);
     const ownerClient = await KubeClient.fromFile(owner);
     try {
-      await this.#createClaim(ownerClient, {
+      await createClaim(ownerClient, {
         metadata: { name: 'pinned', namespace: ns, labels: { [TENANT_LABEL]: ns } },
         spec: {
           power: 'On',
@@ -400,22 +306,9 @@ export class Demo {
     return { claim, server: claim.spec.serverRef!.name };
   }
 
-  async #createMaintenance(
-    name: string,
-    server: string,
-    spec: Partial<ServerMaintenance['spec']>,
-    hold: string,
-  ): Promise<string> {
-    const m = await this.#admin!.resource<ServerMaintenance>(resourceOf(ServerMaintenanceKind)).create({
-      metadata: { name, namespace: OPS_NAMESPACE, annotations: { [HOLD_ANNOTATION]: hold } },
-      spec: { serverRef: { name: server }, ...spec },
-    });
-    return objectKey(m.metadata);
-  }
-
   async #announce(cordoned: string): Promise<void> {
     this.#beginAct(3, 'maintenances announced to tenants');
-    await this.#createNamespace(OPS_NAMESPACE);
+    await ensureNamespace(this.#admin!, OPS_NAMESPACE);
     const a = this.#claimOf(0);
     const b = this.#claimOf(1);
     const c = this.#claimOf(2);
@@ -449,7 +342,7 @@ export class Demo {
       ],
     ];
     for (const [row, server, spec] of plan) {
-      row.key = await this.#createMaintenance(row.label, server, spec, '5s');
+      row.key = await createMaintenance(this.#admin!, row.label, server, spec, '5s');
       this.#s.rows.push(row);
     }
     this.#log(
@@ -466,7 +359,7 @@ export class Demo {
     );
     await this.#pause(4000);
     const ns = a.claim.metadata.namespace!;
-    await this.#kubectlMetal(await this.#tenantOwner(ns), [
+    await this.#kubectlMetal(await tenantOwner(this.#admin!, ns), [
       '-n',
       ns,
       'approve',
@@ -492,14 +385,6 @@ export class Demo {
       );
   }
 
-  async #createNamespace(name: string): Promise<void> {
-    try {
-      await this.#admin!.resource(Core.Namespace).create({ metadata: { name } });
-    } catch (e) {
-      if (!isAlreadyExists(e)) throw e;
-    }
-  }
-
   async #rolloutAct(): Promise<void> {
     this.#beginAct(4, 'a budget-limited rollout');
     const w = this.#watch!;
@@ -514,7 +399,8 @@ export class Demo {
     this.#s.rolloutStart = Date.now();
     for (const server of targets)
       this.#s.rollout.push(
-        await this.#createMaintenance(
+        await createMaintenance(
+          this.#admin!,
           `bios-${server}`,
           server,
           {

@@ -172,7 +172,8 @@ export async function inParallel<T>(
   await Promise.all(Array.from({ length: Math.min(concurrency, items.length) }, worker));
 }
 
-async function createOrKeep<T extends KubeObject>(create: () => Promise<T>): Promise<void> {
+/** Creates an object, keeping the one already there (seeding is re-runnable). */
+export async function createOrKeep<T extends KubeObject>(create: () => Promise<T>): Promise<void> {
   try {
     await create();
   } catch (e) {
