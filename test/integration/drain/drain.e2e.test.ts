@@ -8,6 +8,7 @@
 // 4. (kill -9 mid-drain: drain-crash.pending.e2e.ts, not yet reliable)
 // 5. the workload cluster's API unreachable: a visible condition, and the deadline path still works.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import { waitFor } from '../../../e2e/harness/env.js';
 import { type WorkloadCluster } from '../../../e2e/harness/workload-cluster.js';
 import { podsOf, type Pdb } from '../../../e2e/harness/testing/workloads.js';
@@ -41,7 +42,7 @@ let f: Fleet;
 beforeAll(async () => {
   w = await startDrainWorld();
   ({ wc, lc, f } = w);
-}, 300_000);
+}, SETUP_TIMEOUT_MS);
 
 afterAll(() => stopDrainWorld(w), 90_000);
 

@@ -6,6 +6,7 @@
 // each flash and each settings write happened once. The kill -9 soak is soak.e2e.test.ts.
 import type { KubeObject } from '../../../api/schema/meta.js';
 import { SYSTEM_NAMESPACE } from '../../../contract/names.js';
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import { waitFor } from '../../../e2e/harness/env.js';
 import {
   conditionOf,
@@ -20,7 +21,7 @@ let suite: FirmwareSuite;
 // BMC 2 has three Systems (a multi-node chassis), the others one.
 beforeAll(async () => {
   suite = await startFirmwareSuite({ bmcs: 5, systems: (i) => (i === 2 ? 3 : 1) });
-}, 120_000);
+}, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
   await suite?.stop();
