@@ -1,5 +1,5 @@
-// The boot controller as a process (its own ServiceAccount from manifests/boot-controller/rbac.yaml)
-// against the real control plane and the BMC simulator: boots by virtual media and UEFI HTTP reach
+// The boot controller as a process from the image's files, as its Deployment starts it (its own
+// ServiceAccount from manifests/boot-controller/rbac.yaml), against the real control plane and the BMC simulator: boots by virtual media and UEFI HTTP reach
 // Running and restore; a BMC-initiated reboot mid-maintenance comes back into the image (upstream
 // #938); a host that never comes back fails visibly within the phase timeout with nothing left
 // half-changed; deletion mid-phase restores; the maintenance gate holds; credentials never leak.
@@ -7,7 +7,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { adminClient, freshNamespace, waitFor } from '../../../e2e/harness/env.js';
-import { kubeconfigForBinary, spawnBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
+import { spawnShipped } from '../../../e2e/harness/deployed.js';
+import { SETUP_TIMEOUT_MS, prepareDist } from '../../../e2e/harness/dist.js';
+import { kubeconfigForBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
 import { startBmcSimulator, type BmcSimulator } from '../../../e2e/sim/bmc/server.js';
 import type { KubeClient } from '../../../lib/kube/client.js';
 import { KubeApiError } from '../../../lib/kube/errors.js';
@@ -39,6 +41,7 @@ let controller: RunningBinary;
 let ns: string;
 
 beforeAll(async () => {
+  await prepareDist();
   admin = await adminClient();
   sim = await startBmcSimulator({
     count: 14,
@@ -49,7 +52,8 @@ beforeAll(async () => {
   const caFile = join(mkdtempSync(join(tmpdir(), 'boot-ca-')), 'ca.pem');
   writeFileSync(caFile, sim.ca);
   const { kubeconfig } = await kubeconfigForBinary(admin, 'boot-controller');
-  controller = spawnBinary('boot-controller', 'controllers/boot/main.ts', [
+  // From the image's files with its Deployment's command and args; the flags below come after them.
+  controller = spawnShipped('boot-controller', [
     `--kubeconfig=${kubeconfig}`,
     '--ops-host=127.0.0.1',
     '--ops-port=0',
@@ -65,7 +69,7 @@ beforeAll(async () => {
   ]);
   await controller.waitForLog((l) => l.msg === 'boot-controller started', 30_000);
   ns = await freshNamespace(admin, 'boot');
-}, 60_000);
+}, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
   await controller?.stop();
@@ -533,7 +537,7 @@ describe('boot controller', () => {
   test('with the admission webhook running: a boot on a claimed server without its maintenance is denied, with it admitted and run', async () => {
     const srv = await simServer(admin, sim, 11, { claimed: { namespace: ns, name: 'tenant-claim' } });
     const m = await maintenance(admin, ns, srv.name, 'InMaintenance');
-    const webhook = await startWebhook(admin, { replicas: 1 });
+    const webhook = await startWebhook(admin, { replicas: 1, fromDist: true });
     try {
       const denied = await createBoot(admin, ns, {
         serverRef: { name: srv.name },

@@ -54,14 +54,6 @@ export const CONTROLLERS: readonly ControllerName[] = [
   'budget-controller',
 ];
 
-/** Source entry points, for suites that run the controllers through tsx (the upstream suite). */
-export const ENTRY: Record<ControllerName, string> = {
-  'maintenance-controller': 'controllers/maintenance/main.ts',
-  'approval-controller': 'controllers/approval/main.ts',
-  'budget-controller': 'controllers/budget/main.ts',
-  'drain-controller': 'controllers/drain/main.ts',
-};
-
 /** Claims carrying this label have a consumer (policy autoApproval.consumerLabels). */
 export const CONSUMER_LABEL = 'lifecycle.metal.ironcore.dev/consumer';
 /** Every object of one test case carries its case label, for budgets that select exactly it. */

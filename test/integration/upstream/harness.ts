@@ -1,7 +1,7 @@
 // The upstream suite's world: a control plane of its own (metal-operator's manager reconciles every
 // Server and ServerClaim in the cluster, so the shared one's leftovers from other files would be
-// bound and changed), our CRDs, our webhook and lifecycle controllers as processes (as in
-// test/integration/lifecycle), upstream's real manager (e2e/peers/metal-operator.ts) with one Redfish
+// bound and changed), our CRDs, our webhook and lifecycle controllers as processes from the image's
+// files with their Deployments' command, args and env (as in test/integration/lifecycle), upstream's real manager (e2e/peers/metal-operator.ts) with one Redfish
 // mock per machine, and the boot stand-ins (boot-operator, metalprobe) that let discovery finish.
 //
 //   const up = await startUpstream({ machines: 6, labels: (i) => ({ pool: i < 3 ? 'a' : 'b' }) });
@@ -18,10 +18,11 @@ import { Core } from '../../../lib/kube/resources.js';
 import { POLICY_CONFIGMAP } from '../../../policies/schema.js';
 import { controlPlaneUp, installCRDs, scratchControlPlaneDir } from '../../../e2e/harness/control-plane.js';
 import { waitFor } from '../../../e2e/harness/env.js';
+import { spawnShipped } from '../../../e2e/harness/deployed.js';
+import { prepareDist } from '../../../e2e/harness/dist.js';
 import {
   ensureNamespace,
   kubeconfigForBinary,
-  spawnBinary,
   SYSTEM_NAMESPACE,
   tokenKubeconfig,
   type RunningBinary,
@@ -30,7 +31,7 @@ import { startWebhook, type WebhookHandle } from '../../../e2e/harness/webhook.j
 import { startMetalOperator, type MetalOperator } from '../../../e2e/peers/metal-operator.js';
 import { BootStandins, BOOT_STANDIN_RULES } from '../../../e2e/peers/testing/boot-standins.js';
 import { ServerClaimResource, ServerMaintenanceResource, ServerResource } from '../../../lib/kube/kinds.js';
-import { CONTROLLERS, ENTRY, TEST_POLICY, type ControllerName } from '../lifecycle/harness.js';
+import { CONTROLLERS, TEST_POLICY, type ControllerName } from '../lifecycle/harness.js';
 import { startMachines, type Machine } from './fleet.js';
 
 export interface UpstreamOptions {
@@ -86,22 +87,19 @@ export async function startUpstream(options: UpstreamOptions): Promise<Upstream>
     cp.teardown();
   };
   try {
+    await prepareDist();
     const { kubeconfig } = await controlPlaneUp(cp.dir);
     const admin = await KubeClient.fromFile(kubeconfig);
     stops.push(() => admin.close());
     await installCRDs(admin);
     await writePolicy(admin);
-    const webhook = await startWebhook(admin, { replicas: 1, controlPlaneDir: cp.dir });
+    const webhook = await startWebhook(admin, { replicas: 1, controlPlaneDir: cp.dir, fromDist: true });
     stops.push(() => webhook.stop());
 
     const controllers: Partial<Record<ControllerName, RunningBinary>> = {};
     for (const name of options.controllers ?? CONTROLLERS) {
       const { kubeconfig: kc } = await kubeconfigForBinary(admin, name);
-      const bin = spawnBinary(name, ENTRY[name], [
-        `--kubeconfig=${kc}`,
-        '--ops-host=127.0.0.1',
-        '--ops-port=0',
-      ]);
+      const bin = spawnShipped(name, [`--kubeconfig=${kc}`, '--ops-host=127.0.0.1', '--ops-port=0']);
       stops.push(() => bin.stop('SIGTERM', 15_000));
       controllers[name] = bin;
     }

@@ -7,6 +7,7 @@
 // and the same claims without it bind the free servers within 10 s, upstream never meeting our webhook
 // on the way (docs/compatibility.md, "Placement next to metal-operator's binder").
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
 import type { Toleration } from '../../../api/schema/common.js';
 import { freshNamespace } from '../../../e2e/harness/env.js';
@@ -33,7 +34,7 @@ const fleet = new LiveFleet();
 beforeAll(async () => {
   // 0-6 approved for maintenance and held by a budget (Available, powered off, our taint); 7-9 free.
   ({ up, watch } = await fleet.start(() => ({ [POOL]: 'tolerating' })));
-}, 400_000);
+}, SETUP_TIMEOUT_MS); // may include the image files' build (e2e/harness/dist.ts)
 
 afterAll(() => fleet.stop(), 120_000);
 

@@ -8,6 +8,7 @@
 // place, upstream never meets the webhook. A claim tolerating our taint, which would, is refused at
 // admission: liveness-tolerating.e2e.test.ts.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
 import { freshNamespace, waitFor } from '../../../e2e/harness/env.js';
 import { MAINTENANCE_TAINT_KEY } from '../../../contract/names.js';
@@ -35,7 +36,7 @@ const fleet = new LiveFleet();
 beforeAll(async () => {
   // steady: 0-1 in maintenance, 2-3 approved and held, 4-5 free. race: 6-7 approved as claims arrive, 8-9 free.
   ({ up, watch } = await fleet.start((i) => ({ [POOL]: i < 6 ? 'steady' : 'race' })));
-}, 400_000);
+}, SETUP_TIMEOUT_MS); // may include the image files' build (e2e/harness/dist.ts)
 
 afterAll(() => fleet.stop(), 120_000);
 

@@ -3,6 +3,7 @@
 // contract forbids while many claims arrive at once, its full-object and status writes keep our
 // typed fields, and its server reconciler parks and unparks a claimed server for our maintenance.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import type { Server } from '../../../api/metal/v1alpha1/server.js';
 import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
 import { waitFor } from '../../../e2e/harness/env.js';
@@ -31,7 +32,7 @@ beforeAll(async () => {
   up = await startUpstream({ machines: MACHINES, labels: () => ({ [POOL_LABEL]: 'a' }) });
   watch = new Observer(up.servers, up.claims);
   await watch.start();
-}, 400_000);
+}, SETUP_TIMEOUT_MS); // may include the image files' build (e2e/harness/dist.ts)
 
 afterAll(async () => {
   await watch?.stop();

@@ -26,13 +26,14 @@ import {
   type SecretVolume,
 } from '../../../e2e/harness/cert-manager.js';
 import { REPO_ROOT, webhookClientFiles } from '../../../e2e/harness/control-plane.js';
+import { spawnShipped } from '../../../e2e/harness/deployed.js';
+import { SETUP_TIMEOUT_MS, prepareDist } from '../../../e2e/harness/dist.js';
 import { adminClient, waitFor } from '../../../e2e/harness/env.js';
 import { kubectl } from '../../../e2e/harness/k8s-tools.js';
 import {
   SYSTEM_NAMESPACE,
   adminKubeconfig,
   kubeconfigForBinary,
-  spawnBinary,
   type RunningBinary,
 } from '../../../e2e/harness/processes.js';
 import { startTcpBalancer, type TcpBalancer } from '../../../e2e/harness/tcp-balancer.js';
@@ -94,8 +95,10 @@ describe('cert-manager issues, injects and renews the webhook certificate', () =
   beforeAll(async () => {
     admin = await adminClient();
     dir = mkdtempSync(join(tmpdir(), 'metal-cert-manager-'));
+    // The webhook runs from the image's files as its Deployment starts it; their build may come first.
+    await prepareDist();
     cm = await startCertManager(kubeconfig);
-  }, 600_000);
+  }, SETUP_TIMEOUT_MS);
 
   afterAll(async () => {
     await kubectl(kubeconfig, ['delete', '--ignore-not-found', '--wait=false', '-f', WEBHOOK_MANIFEST]);
@@ -147,17 +150,22 @@ describe('cert-manager issues, injects and renews the webhook certificate', () =
     const client = webhookClientFiles(process.env.METAL_TEST_CP_DIR ?? '');
     const { kubeconfig: webhookKubeconfig } = await kubeconfigForBinary(admin, 'webhook');
     await ensurePolicyConfigMap(admin);
-    webhook = spawnBinary('webhook-cert-manager', 'webhook/main.ts', [
-      `--kubeconfig=${webhookKubeconfig}`,
-      '--host=127.0.0.1',
-      '--port=0',
-      `--cert-dir=${certDir}`,
-      '--cert-poll-interval=1',
-      '--ops-host=127.0.0.1',
-      '--ops-port=0',
-      '--sync-timeout=60',
-      ...(client ? [`--client-ca-file=${client.ca}`] : []),
-    ]);
+    // The Deployment's own args, with the kubelet-synced Secret directory as its --cert-dir.
+    webhook = spawnShipped(
+      'webhook',
+      [
+        `--kubeconfig=${webhookKubeconfig}`,
+        '--host=127.0.0.1',
+        '--port=0',
+        `--cert-dir=${certDir}`,
+        '--cert-poll-interval=1',
+        '--ops-host=127.0.0.1',
+        '--ops-port=0',
+        '--sync-timeout=60',
+        ...(client ? [`--client-ca-file=${client.ca}`] : []),
+      ],
+      { name: 'webhook-cert-manager' },
+    );
     const line = await webhook.waitForLog((l) => l.msg === 'webhook serving', 60_000);
     balancer = await startTcpBalancer([Number(line.port)], { host, port: 443 });
     service = await externalNameService(admin, SYSTEM_NAMESPACE, SERVICE, host);
