@@ -6,6 +6,7 @@ import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serv
 import { PeakChecker, allowedOf } from './watch.js';
 import { clock, columns, cut, glyphOf, maintenanceByServer, progressBar, renderRacks } from './screen.js';
 import { manifestNodeFlags } from './stack.js';
+import { figureLines } from './prometheus.js';
 
 const RACK = 'metadata.metal.ironcore.dev/rack';
 
@@ -127,5 +128,50 @@ describe('manifestNodeFlags', () => {
   it('reads the node flags a controller Deployment ships with', () => {
     for (const name of ['maintenance', 'approval', 'budget', 'boot'])
       expect(manifestNodeFlags(name)).toEqual(['--max-semi-space-size=2', '--optimize-for-size']);
+  });
+});
+
+describe('the summary’s Prometheus figures', () => {
+  const sample = (metric: Record<string, string>, v: number | string) => ({
+    metric,
+    value: [0, String(v)] as [number, string],
+  });
+
+  it('reads targets, decisions, grants and transitions from the query results, by label', () => {
+    const lines = figureLines({
+      up: [
+        sample({ job: 'metal-maintenance-webhook' }, 1),
+        sample({ job: 'metal-maintenance-budget-controller' }, 0),
+      ],
+      decisions: [
+        sample({ result: 'denied' }, 41),
+        sample({ result: 'allowed' }, 312),
+        sample({ result: 'error' }, 0),
+      ],
+      grants: [sample({ result: 'granted' }, 12.0)],
+      p99: [sample({}, 0.0123)],
+      transitions: [],
+      firing: ['MetalBudgetExhausted', 'MetalBudgetExhausted'],
+    });
+    expect(lines).toEqual([
+      'scrape targets up: 1 of 2',
+      'admission decisions: allowed 312, denied 41 (p99 12.3 ms)',
+      'budget grants: granted 12',
+      'InMaintenance transitions: none',
+      'alerts firing: MetalBudgetExhausted',
+    ]);
+  });
+
+  it('says n/a for a latency Prometheus cannot compute (no requests: NaN)', () => {
+    const lines = figureLines({
+      up: [],
+      decisions: [],
+      grants: [],
+      p99: [sample({}, 'NaN')],
+      transitions: [],
+      firing: [],
+    });
+    expect(lines[1]).toBe('admission decisions: none (p99 n/a)');
+    expect(lines[4]).toBe('alerts firing: none');
   });
 });

@@ -57,6 +57,8 @@ export interface ReportContext {
   complete: boolean;
   /** The simulated metal-operator's binding writes the webhook refused, by code. */
   denials: Record<string, number>;
+  /** Figures queried from the demo's Prometheus at the end (e2e/demo/prometheus.ts). */
+  prometheus?: string[];
 }
 
 /** Why the maintenance controller's last attempt to start a maintenance was refused ('' if it was not). */
@@ -136,6 +138,7 @@ export function summaryLines(s: DemoProgress, c: ReportContext): string[] {
     summaryActs(s, c, c.watch, row);
     summaryChecks(s, c, c.watch, row);
   }
+  (c.prometheus ?? []).forEach((l, i) => row(i === 0 ? 'prometheus' : '', l));
   for (const x of s.problems) out.push(p.red(`  problem: ${x}`));
   out.push(
     s.problems.length

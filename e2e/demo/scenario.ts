@@ -31,6 +31,8 @@ import {
   type ScenarioRow,
 } from './report.js';
 import { join } from 'node:path';
+import type { PrometheusHandle } from '../harness/prometheus.js';
+import { figureLines, prometheusDir, queryFigures, stackTargets, startDemoPrometheus } from './prometheus.js';
 
 class Aborted extends Error {}
 
@@ -45,6 +47,9 @@ export class Demo {
   #watch: FleetWatch | undefined;
   #plan: FleetPlan | undefined;
   #timer: NodeJS.Timeout | undefined;
+  #prom: PrometheusHandle | undefined;
+  /** The summary's figures, queried from Prometheus once the acts are over. */
+  #figures: string[] = [];
 
   constructor(o: DemoOptions) {
     this.#o = o;
@@ -112,6 +117,7 @@ export class Demo {
       this.#ui.render(this.#frame(), true);
       this.#ui.done();
     }
+    this.#figures = await this.#queryFigures();
     const lines = this.#summary();
     const kept = this.#o.keep && !this.#o.signal.aborted && !!this.#stack;
     if (kept) {
@@ -179,6 +185,10 @@ export class Demo {
       // The demo's kubeconfig lives in its control plane's directory (scripts/control-plane.sh).
       controlPlaneDir: this.#o.controlPlaneDir,
     });
+    this.#prom = await startDemoPrometheus(prometheusDir(this.#o.controlPlaneDir), this.#stack);
+    this.#log(
+      `prometheus: scraping ${stackTargets(this.#stack).length} binaries at ${this.#prom.url}, the shipped alert rules loaded`,
+    );
     const { kubeconfig } = await kubeconfigForBinary(
       admin,
       'fleet-simulator',
@@ -470,12 +480,24 @@ export class Demo {
   }
 
   #summary(): string[] {
-    return summaryLines(this.#s, this.#report());
+    return summaryLines(this.#s, { ...this.#report(), prometheus: this.#figures });
+  }
+
+  /** The figures from Prometheus; a failed query is a problem of the run, named. */
+  async #queryFigures(): Promise<string[]> {
+    if (!this.#prom) return [];
+    try {
+      return figureLines(await queryFigures(this.#prom));
+    } catch (e) {
+      this.#s.problems.push(`prometheus: ${(e as Error).message}`);
+      return [];
+    }
   }
 
   async #teardown(): Promise<void> {
     await this.#sim?.stop().catch(() => undefined);
     await this.#watch?.stop().catch(() => undefined);
+    await this.#prom?.stop();
     await this.#stack?.stop();
     await this.#admin?.close();
   }
