@@ -7,6 +7,7 @@
 // BMC's answer, then the phase (version.ts, settings.ts).
 import { Draft } from './draft.js';
 import { decideFailed, fail, gate, poll, startAttempt, timedOut } from './flow.js';
+import { decideHeld } from './hold.js';
 import { releaseAll } from './maintenance.js';
 import {
   ConditionTypes as C,
@@ -49,6 +50,8 @@ export function decide(
   const d = new Draft(kind, obj, ctx);
   // Deletion: the maintenances are owned by the object and go with it.
   if (obj.metadata.deletionTimestamp) return d.act([]);
+  const held = decideHeld(d, world);
+  if (held) return held;
   const state = d.status.state;
   const changed = (obj.metadata.generation ?? 0) > (d.status.observedGeneration ?? 0);
   if (state === 'Failed') return decideFailed(d, world);
