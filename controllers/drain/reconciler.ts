@@ -115,7 +115,7 @@ export class DrainReconciler {
     }
     const now = Date.now();
     const { client, view } = infra
-      ? await this.#capiView(claim, infra)
+      ? await this.#capiView(claim, key, infra)
       : await this.#providerIDView(claim, key, cluster!);
     const input: DrainInput = {
       claim,
@@ -172,7 +172,7 @@ export class DrainReconciler {
   }
 
   /** The Node of the claim's CAPI Machine (status.nodeRef), in its Cluster, with its MachineDrainRules. */
-  async #capiView(claim: ServerClaim, infra: OwnerReference): Promise<Observed> {
+  async #capiView(claim: ServerClaim, key: string, infra: OwnerReference): Promise<Observed> {
     let client: KubeClient;
     let found: Extract<CapiLookup, { kind: 'found' }>;
     try {
@@ -190,6 +190,8 @@ export class DrainReconciler {
         return {
           view: { kind: 'no-node', message: `${machine}: its Node ${found.nodeName} does not exist` },
         };
+      // Remembered like a providerID Node: after the maintenance, a pass still comes to uncordon it.
+      this.#nodes.set(key, found.nodeName);
       const pods = await podsOnNode(client, found.nodeName);
       const namespaceLabels = new Map<string, Record<string, string>>();
       if (needsNamespaceLabels(found.rules))
