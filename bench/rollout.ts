@@ -22,6 +22,7 @@ import {
   ServerMaintenanceKind,
   type ServerMaintenance,
 } from '../api/maintenance/v1alpha1/servermaintenance.js';
+import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import { KubeClient } from '../lib/kube/client.js';
 import { resourceOf } from '../lib/kube/resources.js';
 import { parseDuration } from '../policies/validate.js';
@@ -272,6 +273,13 @@ try {
     update: (_o, m) => feed(m, false),
     delete: (m) => feed(m, true),
   });
+  // An ended maintenance holds its slot until its finalizer releases the grant: the oracle reads the ledger.
+  const fleetBudgets = new Set(fleet.serverBudgets.map((b) => b.metadata.name!));
+  const ledger = (b: ServerDisruptionBudget) => {
+    if (fleetBudgets.has(b.metadata.name!))
+      oracle.onLedger(b.metadata.name!, b.status?.grants ?? [], Date.now());
+  };
+  watch.serverBudgets?.on({ add: ledger, update: (_o, b) => ledger(b) });
   const oracleTick = setInterval(() => oracle.tick(Date.now()), 250);
   await Promise.all([sim.start(), watch.start()]);
 

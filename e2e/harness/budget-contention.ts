@@ -15,7 +15,9 @@
 // more than K servers with a grant on the ledger or more than K maintenances InMaintenance, or two
 // maintenances InMaintenance on one server. After the run it merges both streams by resourceVersion
 // (etcd revisions, one global order) and replays them: at no revision may a maintenance be InMaintenance
-// without its grant on the ledger.
+// without its grant on the ledger. The idle-slot oracle (idle-slot.ts) reads the maintenance stream too:
+// no maintenance may stay admissible (its server free, room in its pool's domain, counted from the
+// maintenances, not the ledger) for more than 10 s without a client getting it in, kill or not.
 import { randomBytes } from 'node:crypto';
 import type { LedgerEntry, ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import { ServerMaintenanceKind } from '../../api/maintenance/v1alpha1/servermaintenance.js';
@@ -33,6 +35,8 @@ import type { PolicyRule } from './env.js';
 import type { WebhookHandle } from './webhook.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { releaseGrants } from '../../webhook/grants/release.js';
+import { failedAfterReservation, refusedAfterReservation } from '../../controllers/maintenance/waiters.js';
+import { IdleSlotOracle, type IdleSlotReport } from './idle-slot.js';
 
 const MAINT = 'maintenance.metal.ironcore.dev';
 const METAL = 'metal.ironcore.dev';
@@ -96,9 +100,13 @@ export interface ContentionResult {
   /** Refusals by denial code (429s and 403s), and writes that never got an answer from a webhook. */
   denied: Record<string, number>;
   unreachable: number;
+  /** Grants given back after a write that was refused by another step or surely not stored. */
+  releasedAfterFailure: number;
   /** Per budget domain, e.g. "flat" or "racks/r2". */
   peaks: Record<string, DomainPeak>;
   violations: string[];
+  /** The idle-slot oracle's verdict: the longest admissible-but-waiting time and any stall. */
+  idleSlot: IdleSlotReport;
   killedAfterMs?: number;
   watchEvents: number;
   durationMs: number;
@@ -295,9 +303,11 @@ class ContentionRun {
   readonly budgetName: Record<Pool, string>;
   readonly budgets: Map<string, Pool>;
   readonly checker: InvariantChecker;
+  oracle: IdleSlotOracle | undefined;
   readonly denied: Record<string, number> = {};
   granted = 0;
   unreachable = 0;
+  releasedAfterFailure = 0;
   completed = 0;
   killedAfterMs: number | undefined;
   restart: Promise<void> | undefined;
@@ -391,6 +401,11 @@ class ContentionRun {
   /** Raw watches of both kinds from a resourceVersion before the first transition. */
   async watch(signal: AbortSignal): Promise<Promise<void>[]> {
     const { admin } = this.o;
+    const oracle = this.idleSlotOracle();
+    // The watches start after the maintenances exist: the oracle starts from them as created.
+    for (const m of this.sms) oracle.onMaintenance(m, false, Date.now());
+    const tick = setInterval(() => oracle.tick(Date.now()), 250);
+    signal.addEventListener('abort', () => clearInterval(tick));
     const smRV = (await this.sm().list({ namespace: this.ns, limit: 1 })).metadata.resourceVersion;
     const sdbRV = (await this.sdb().list({ limit: 1 })).metadata.resourceVersion;
     const quiet = async (p: Promise<void>) => {
@@ -402,16 +417,39 @@ class ContentionRun {
     };
     return [
       quiet(
-        record<ServerDisruptionBudget>(admin, this.sdb().path(), sdbRV, signal, (e) =>
-          this.checker.onBudget(e),
-        ),
+        record<ServerDisruptionBudget>(admin, this.sdb().path(), sdbRV, signal, (e) => {
+          this.checker.onBudget(e);
+          const name = e.object.metadata.name ?? '';
+          if (e.type !== 'BOOKMARK' && this.budgets.has(name))
+            oracle.onLedger(name, e.type === 'DELETED' ? [] : (e.object.status?.grants ?? []), Date.now());
+        }),
       ),
       quiet(
-        record<ServerMaintenance>(admin, this.sm().path(this.ns), smRV, signal, (e) =>
-          this.checker.onMaintenance(e),
-        ),
+        record<ServerMaintenance>(admin, this.sm().path(this.ns), smRV, signal, (e) => {
+          this.checker.onMaintenance(e);
+          if (e.type !== 'BOOKMARK') oracle.onMaintenance(e.object, e.type === 'DELETED', Date.now());
+        }),
       ),
     ];
+  }
+
+  /** The oracle over both pools: each pool's budget of K, the racks one per rack; no approval here. */
+  idleSlotOracle(): IdleSlotOracle {
+    const pool = (p: Pool) =>
+      new Map(
+        [...this.domainOf]
+          .filter(([, d]) => (d === 'flat') === (p === 'flat'))
+          .map(([server, d]) => [server, d === 'flat' ? '' : d]),
+      );
+    this.oracle = new IdleSlotOracle({
+      approvalRequired: false,
+      budgets: (['flat', 'racks'] as const).map((p) => ({
+        name: this.budgetName[p],
+        domainOf: pool(p),
+        maxUnavailable: this.s.K,
+      })),
+    });
+    return this.oracle;
   }
 
   /** One client: take a maintenance, push it into InMaintenance; on success hold, complete, release. */
@@ -434,12 +472,20 @@ class ContentionRun {
         await sleep(20);
         continue;
       }
+      const ref = { kind: 'ServerDisruptionBudget' as const, name: this.budgetName[this.poolOf(m)] };
       try {
         await status(m, 'InMaintenance');
       } catch (e) {
         const code = denialCode(e);
         if (code) this.denied[code] = (this.denied[code] ?? 0) + 1;
         else this.unreachable++;
+        // As the maintenance controller does (admitter.ts): a write surely not stored gives back the
+        // grant the eviction webhook may have written for it, e.g. on the replica killed mid-review;
+        // left alone, it holds a slot until the TTL while the others are refused (issue 31).
+        if (code ? refusedAfterReservation(code) : e instanceof KubeApiError && failedAfterReservation(e))
+          await releaseGrants(store, [ref], m.metadata.uid!)
+            .then((r) => (this.releasedAfterFailure += r.released.length))
+            .catch(() => undefined);
         await sleep(rand(this.s.retryMs));
         queue.push(m);
         continue;
@@ -448,7 +494,6 @@ class ContentionRun {
       await sleep(rand(this.s.holdMs));
       // Completing is a guarded status write too: it may meet the killed replica; retry it.
       await persist(`complete ${m.metadata.name}`, deadline, () => status(m, 'Completed'));
-      const ref = { kind: 'ServerDisruptionBudget' as const, name: this.budgetName[this.poolOf(m)] };
       await persist(`release the grant of ${m.metadata.name}`, deadline, async () => {
         const released = await releaseGrants(store, [ref], m.metadata.uid!);
         if (released.failed.length > 0) throw new Error('release failed');
@@ -509,6 +554,13 @@ class ContentionRun {
     if (c.completed.size < this.s.M)
       c.violations.push(`the watch saw ${c.completed.size} of ${this.s.M} complete`);
     c.replay();
+    const idleSlot = this.oracle?.report() ?? {
+      violations: [],
+      longestWaitMs: 0,
+      longestWaiter: undefined,
+      started: 0,
+    };
+    c.violations.push(...idleSlot.violations.map((v) => `idle slot: ${v}`));
     return {
       run: this.id,
       maintenances: this.s.M,
@@ -518,8 +570,10 @@ class ContentionRun {
       granted: this.granted,
       denied: this.denied,
       unreachable: this.unreachable,
+      releasedAfterFailure: this.releasedAfterFailure,
       peaks: c.peaks,
       violations: [...new Set(c.violations)],
+      idleSlot,
       ...(this.killedAfterMs !== undefined ? { killedAfterMs: this.killedAfterMs } : {}),
       watchEvents: c.events.length,
       durationMs: Date.now() - startedAt,
@@ -610,8 +664,10 @@ export function describeRun(r: ContentionResult): string {
   const deniedTotal = Object.values(r.denied).reduce((a, b) => a + b, 0);
   return (
     `run ${r.run}: ${r.maintenances} maintenances, ${r.servers} servers, ${r.clients} clients, K=${r.limit}; ` +
-    `granted ${r.granted}, denied ${deniedTotal} (${denied}), unreachable ${r.unreachable}; ` +
+    `granted ${r.granted}, denied ${deniedTotal} (${denied}), unreachable ${r.unreachable} ` +
+    `(grants given back ${r.releasedAfterFailure}); ` +
     `peak granted/inMaintenance per domain: ${peaks}; ` +
+    `longest admissible wait ${r.idleSlot.longestWaitMs} ms; ` +
     `replica killed after ${r.killedAfterMs ?? '-'} ms; ${r.watchEvents} watch events; ` +
     `${r.durationMs} ms (setup ${r.setupMs}, push ${r.pushMs})` +
     (r.violations.length ? `; VIOLATIONS: ${r.violations.join('; ')}` : '')

@@ -144,4 +144,32 @@ describe('IdleSlotOracle', () => {
     expect(o.violations).toEqual([]);
     expect(o.report().longestWaitMs).toBe(8_000);
   });
+  it('counts the slot of an ended maintenance held while its grant is on the ledger, not after', () => {
+    const o = oracle();
+    const grant = (m: string, server: string) => ({ maintenanceUID: `uid-${m}`, server });
+    o.onMaintenance(sm('h', 's1', 'InMaintenance'), false, at(0));
+    o.onLedger('racks', [grant('h', 's1')], at(0));
+    o.onMaintenance(sm('w', 's2'), false, at(0)); // rack a is full
+    // h is done; its finalizer has not released its grant yet: the server is still unavailable.
+    o.onMaintenance(sm('h', 's1', 'Completed'), false, at(1));
+    expect(o.admissible(at(1))).toEqual([]);
+    o.tick(at(30));
+    expect(o.violations).toEqual([]);
+    o.onLedger('racks', [], at(30));
+    expect(o.admissible(at(30))).toEqual(['ns/w']);
+    o.tick(at(41));
+    expect(o.violations).toEqual([expect.stringMatching(/^ns\/w on s2 admissible for 11\.0 s/)]);
+  });
+
+  it('flags the slot a grant of a maintenance that never started holds (left to the TTL)', () => {
+    const o = oracle();
+    o.onMaintenance(sm('stale', 's1'), false, at(0));
+    o.onMaintenance(sm('stale', 's1', 'Approved'), false, at(0));
+    o.onMaintenance(sm('w', 's2'), false, at(0));
+    // The eviction webhook granted `stale`, whose write then failed: the ledger is full, the world is not.
+    o.onLedger('racks', [{ maintenanceUID: 'uid-stale', server: 's1' }], at(0));
+    expect(o.admissible(at(0))).toEqual(['ns/stale', 'ns/w']);
+    o.tick(at(11));
+    expect(o.violations).toHaveLength(2);
+  });
 });

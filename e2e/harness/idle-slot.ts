@@ -7,11 +7,14 @@
 // - waiting: not InMaintenance, Completed or Failed, not being deleted;
 // - approved (status.approval set), unless the run needs no approval;
 // - its notBefore (status, else spec.approval) has passed, and the policy window is open;
-// - its server is free: no other maintenance InMaintenance on it;
-// - every budget that selects its server has room in the server's domain: fewer servers held
-//   (a maintenance InMaintenance on them) than the budget allows there.
-// Room is counted from the maintenances, never from the ledger: a grant nobody uses is exactly the
-// idle slot this looks for. maxAllowedUnavailable is the contract's one formula (PDB rounding).
+// - its server is free: not held by another maintenance;
+// - every budget that selects its server has room in the server's domain: fewer servers held than
+//   the budget allows there.
+// A server is held by a maintenance InMaintenance on it, and by one that has ended (Completed, Failed,
+// being deleted) while its grant is still on a ledger (onLedger): its finalizer is still undoing, and
+// the contract counts the server unavailable until then. Room is counted from the maintenances, never
+// from the ledger alone: a grant of a maintenance that never started is exactly the idle slot this
+// looks for. maxAllowedUnavailable is the contract's one formula (PDB rounding).
 //
 // Time is the caller's: every call takes `now` (epoch ms). A stall produces no events, so the caller
 // also calls tick(now) on a timer. Time while a binary is down (between down() and up(): a kill -9
@@ -48,6 +51,12 @@ export interface IdleSlotReport {
   started: number;
 }
 
+/** A ledger entry as far as the oracle reads it. */
+export interface LedgerRef {
+  maintenanceUID: string;
+  server: string;
+}
+
 interface Held {
   servers: Set<string>;
   /** Per budget (by index): domain → servers held there. */
@@ -64,6 +73,9 @@ interface Tracked {
 const keyOf = (m: ServerMaintenance) => m.metadata.uid ?? `${m.metadata.namespace}/${m.metadata.name}`;
 const nameOf = (m: ServerMaintenance) => `${m.metadata.namespace ?? ''}/${m.metadata.name ?? ''}`;
 const isIn = (m: ServerMaintenance) => m.status?.state === 'InMaintenance';
+/** Done or being deleted: what is left of it is its finalizer's undo. */
+const ended = (m: ServerMaintenance) =>
+  m.status?.state === 'Completed' || m.status?.state === 'Failed' || !!m.metadata.deletionTimestamp;
 
 export class IdleSlotOracle {
   readonly violations: string[] = [];
@@ -76,6 +88,8 @@ export class IdleSlotOracle {
   readonly #budgets: readonly { b: OracleBudget; sizes: Map<string, number> }[];
   readonly #tracked = new Map<string, Tracked>();
   readonly #down = new Set<string>();
+  /** budget → its ledger's entries (maintenance uid, server), as last seen. */
+  readonly #ledgers = new Map<string, readonly LedgerRef[]>();
   #last: number | undefined;
 
   constructor(o: IdleSlotOptions) {
@@ -99,6 +113,13 @@ export class IdleSlotOracle {
       if (before?.waited !== undefined && isIn(m)) this.#started++;
       this.#tracked.set(key, { m, waited: before?.waited, flagged: before?.flagged ?? false });
     }
+    this.#judge(now);
+  }
+
+  /** A budget's ledger as the watch delivered it (an empty list once the budget is gone). */
+  onLedger(budget: string, entries: readonly LedgerRef[], now: number): void {
+    this.#advance(now);
+    this.#ledgers.set(budget, entries);
     this.#judge(now);
   }
 
@@ -173,12 +194,17 @@ export class IdleSlotOracle {
   }
 
   /**
-   * Servers held (a maintenance InMaintenance on them: the one kind of unavailability these runs make),
-   * and per budget how many of them each domain has.
+   * Servers held (a maintenance InMaintenance on them, or an ended one whose grant is still on a ledger:
+   * the kinds of unavailability these runs make), and per budget how many of them each domain has.
    */
   #held(): Held {
     const servers = new Set<string>();
     for (const { m } of this.#tracked.values()) if (isIn(m)) servers.add(m.spec.serverRef.name);
+    for (const entries of this.#ledgers.values())
+      for (const g of entries) {
+        const m = this.#tracked.get(g.maintenanceUID)?.m;
+        if (m && ended(m)) servers.add(g.server);
+      }
     const inUse = this.#budgets.map(({ b }) => {
       const n = new Map<string, number>();
       for (const s of servers) {
