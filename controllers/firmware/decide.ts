@@ -6,6 +6,7 @@
 // the maintenance gate (nothing touches the BMC before every maintenance is InMaintenance), the
 // BMC's answer, then the phase (version.ts, settings.ts).
 import { Draft } from './draft.js';
+import { decideObserve } from './drift.js';
 import { decideFailed, fail, gate, poll, startAttempt, timedOut } from './flow.js';
 import { releaseAll } from './maintenance.js';
 import {
@@ -49,6 +50,9 @@ export function decide(
   const d = new Draft(kind, obj, ctx);
   // Deletion: the maintenances are owned by the object and go with it.
   if (obj.metadata.deletionTimestamp) return d.act([]);
+  // Settled by the pipeline run that owns it (drift.ts): frozen, or watching only.
+  if (obj.spec.driftPolicy === 'Suspend') return { kind: 'act', actions: [], events: [] };
+  if (obj.spec.driftPolicy === 'Observe') return decideObserve(d, world);
   const state = d.status.state;
   const changed = (obj.metadata.generation ?? 0) > (d.status.observedGeneration ?? 0);
   if (state === 'Failed') return decideFailed(d, world);
