@@ -91,7 +91,8 @@ function decideActive(d: Draft, world: FirmwareWorld): Decision {
     const held = gate(d, world);
     if (held) return held;
   }
-  if (d.phase === 'WaitingForMaintenance') {
+  // A run-held child finds its maintenances InMaintenance already: the gate opens from Requesting.
+  if (d.phase === 'WaitingForMaintenance' || d.phase === 'RequestingMaintenance') {
     d.enter(isVersion(d.kind) ? 'Issuing' : 'Staging', 'every maintenance is InMaintenance');
     return d.act([], 0);
   }

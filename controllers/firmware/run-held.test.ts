@@ -60,6 +60,19 @@ describe('a run-held child', () => {
     expect(c.obj.status?.observedGeneration).toBe(c.obj.metadata.generation);
   });
 
+  it('starts at once when the run already holds the server InMaintenance', async () => {
+    const c = new FakeCluster('BIOSVersion', biosVersion(), [server('srv-1')]);
+    c.holdForRun('InMaintenance');
+    const bmc = new FakeBmc({ bios: '1.0.0' });
+    for (let i = 0; i < 20 && c.state !== 'Completed'; i++) {
+      await c.settle(bmc);
+      c.advance(3_000);
+    }
+    expect(c.state).toBe('Completed');
+    expect(bmc.counters.updates).toBe(1);
+    expect(creates(c)).toEqual([]);
+  });
+
   it('fails when the run lost its maintenance and does not retry by itself', async () => {
     const c = new FakeCluster('BIOSVersion', biosVersion(), [server('srv-1')]);
     c.holdForRun('InMaintenance');
