@@ -12,6 +12,7 @@ import { durationMs } from '../../lib/policy/durations.js';
 import { CORDONED_FOR_ANNOTATION, qualified } from '../../contract/names.js';
 import { parseTime, rfc3339 } from '../../contract/time.js';
 import { classifyPod, podKey, retryDelayMs } from './pods.js';
+import type { PodRule } from './capi.js';
 import type { Node, Pod } from './workload-types.js';
 
 /** Announcement states in which the claim's Node must be (or stay) drained. */
@@ -23,7 +24,15 @@ export const DEFERRAL_MS = 10 * 60_000;
 export type WorkloadView =
   | { kind: 'unreachable'; message: string }
   | { kind: 'no-node'; message: string }
-  | { kind: 'node'; node: Node; via: string; pods: Pod[]; capiManaged: boolean };
+  | {
+      kind: 'node';
+      node: Node;
+      via: string;
+      pods: Pod[];
+      capiManaged: boolean;
+      /** On CAPI-managed Nodes: the MachineDrainRule applying to each pod (by pod key), if any. */
+      rules?: ReadonlyMap<string, PodRule>;
+    };
 
 /** A refused eviction remembered between passes (in memory; status keeps attempts and since). */
 export interface Refusal {
@@ -103,14 +112,22 @@ export function planDrain(input: DrainInput): DrainPlan {
   // Never take over a cordon somebody else set: it stays theirs, and stays after the maintenance.
   plan.cordon = !unschedulable;
   plan.cordoned = ours || !unschedulable ? 'ByUs' : 'ByOthers';
+  // MachineDrainRule order (CAPI-managed Nodes): a group is evicted only once every pod of the lower
+  // groups is gone; without rules every pod is in group 0.
+  const movable: { pod: Pod; order: number; evict: boolean }[] = [];
   for (const pod of view.pods) {
-    const verdict = classifyPod(pod, policy, view.capiManaged);
     const key = podKey(pod);
+    const rule = view.capiManaged ? view.rules?.get(key) : undefined;
+    const verdict = classifyPod(pod, policy, view.capiManaged, rule);
     if (verdict.kind === 'skip') continue;
     plan.left.push(key);
     if (verdict.kind === 'block') plan.held.set(key, verdict.why);
-    if (verdict.kind !== 'evict') continue;
-    const refused = refusals.get(key);
+    else movable.push({ pod, order: rule?.order ?? 0, evict: verdict.kind === 'evict' });
+  }
+  const first = Math.min(...movable.map((m) => m.order));
+  for (const { pod, order, evict } of movable) {
+    if (!evict || order !== first) continue;
+    const refused = refusals.get(podKey(pod));
     if (!refused || now - refused.lastAt >= retryDelayMs(refused.attempts)) plan.evict.push(pod);
   }
   return plan;

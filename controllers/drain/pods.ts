@@ -1,7 +1,9 @@
 // Which pods a drain moves, like `kubectl drain` with typed flags: DaemonSet and mirror pods stay,
 // finished pods are done, pods with emptyDir data and pods without a controller follow the policy,
-// and on CAPI-managed Nodes the pod label cluster.x-k8s.io/drain (skip | wait-completed) is honoured.
+// and on CAPI-managed Nodes the pod label cluster.x-k8s.io/drain (skip | wait-completed) is honoured,
+// then the MachineDrainRule that applies to the pod (capi.ts), as Cluster API drains.
 import type { DrainPolicy } from '../../policies/schema.js';
+import type { PodRule } from './capi.js';
 import { matchesSelector } from '../../contract/selectors.js';
 import type { Pdb, Pod } from './workload-types.js';
 
@@ -20,7 +22,7 @@ export type PodVerdict =
 
 export const podKey = (p: Pod) => `${p.metadata.namespace ?? ''}/${p.metadata.name ?? ''}`;
 
-export function classifyPod(pod: Pod, policy: DrainPolicy, capiManaged: boolean): PodVerdict {
+export function classifyPod(pod: Pod, policy: DrainPolicy, capiManaged: boolean, rule?: PodRule): PodVerdict {
   const phase = pod.status?.phase;
   if (phase === 'Succeeded' || phase === 'Failed') return { kind: 'skip', why: 'finished' };
   if (pod.metadata.annotations?.[MIRROR_POD_ANNOTATION] !== undefined)
@@ -29,10 +31,16 @@ export function classifyPod(pod: Pod, policy: DrainPolicy, capiManaged: boolean)
   if (controller?.kind === 'DaemonSet') return { kind: 'skip', why: 'DaemonSet pod' };
   if (pod.metadata.deletionTimestamp) return { kind: 'leaving' };
   if (capiManaged) {
-    const rule = pod.metadata.labels?.[CAPI_DRAIN_LABEL];
-    if (rule === 'skip') return { kind: 'skip', why: `${CAPI_DRAIN_LABEL}=skip` };
-    if (rule === 'wait-completed')
+    const label = pod.metadata.labels?.[CAPI_DRAIN_LABEL];
+    if (label === 'skip') return { kind: 'skip', why: `${CAPI_DRAIN_LABEL}=skip` };
+    if (label === 'wait-completed')
       return { kind: 'block', why: `waits until it completes (${CAPI_DRAIN_LABEL}=wait-completed)` };
+    if (rule?.behavior === 'Skip') return { kind: 'skip', why: `MachineDrainRule ${rule.rule}: Skip` };
+    if (rule?.behavior === 'WaitCompleted')
+      return {
+        kind: 'block',
+        why: `waits until it completes (MachineDrainRule ${rule.rule}: WaitCompleted)`,
+      };
   }
   if (!controller && policy.unmanagedPods === 'Block')
     return { kind: 'block', why: 'no controller would recreate it (policy drain.unmanagedPods: Block)' };

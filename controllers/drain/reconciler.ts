@@ -13,7 +13,8 @@ import { isConflict, KubeApiError } from '../../lib/kube/errors.js';
 import { Core, objectKey, splitKey } from '../../lib/kube/resources.js';
 import type { PolicyStore } from '../../lib/policy/store.js';
 import { ServerClaimResource, ServerMaintenanceResource } from '../../lib/kube/kinds.js';
-import { DEFAULT_POLICY, type DrainPolicy } from '../../policies/schema.js';
+import { DEFAULT_POLICY, type DrainPolicy, type WorkloadCluster } from '../../policies/schema.js';
+import type { KubeObject, OwnerReference } from '../../api/schema/meta.js';
 import { claimProviderID, MaintenanceConditions, qualified } from '../../contract/names.js';
 import { findCondition, makeCondition } from '../../contract/conditions.js';
 import { applyOwned, applyStatusOf, withTypeMeta } from '../shared/writes.js';
@@ -36,7 +37,9 @@ import {
   WorkloadClusters,
   WorkloadUnavailable,
 } from './workload.js';
-import type { Pdb } from './workload-types.js';
+import type { Node, Pdb } from './workload-types.js';
+import { infraMachineOf, needsNamespaceLabels, podRuleOf, type PodRule } from './capi.js';
+import { lookUpCapi, type CapiLookup } from './capi-source.js';
 
 export interface DrainControllerOptions {
   workers: number;
@@ -95,7 +98,9 @@ export class DrainReconciler {
     const claim = this.#claims.getByName(name, namespace);
     const policy = this.#policy();
     const cluster = policy.clusters.find((c) => c.namespace === namespace);
-    if (!claim || !cluster) {
+    // A claim a Cluster API provider made names its workload cluster itself (its Machine's Cluster).
+    const infra = claim ? infraMachineOf(claim) : undefined;
+    if (!claim || (!cluster && !infra)) {
       this.#forget(key);
       return;
     }
@@ -109,8 +114,9 @@ export class DrainReconciler {
       if (m?.metadata.uid === a.maintenanceUID) maintenances.set(a.maintenanceUID, m);
     }
     const now = Date.now();
-    const client = await this.#client(cluster).catch((e: unknown) => e as Error);
-    const view = client instanceof Error ? unreachable(client) : await this.#view(client, claim, key);
+    const { client, view } = infra
+      ? await this.#capiView(claim, key, infra)
+      : await this.#providerIDView(claim, key, cluster!);
     const input: DrainInput = {
       claim,
       maintenances,
@@ -121,7 +127,7 @@ export class DrainReconciler {
     };
     const plan = planDrain(input);
     const results = new Map<string, EvictionResult>();
-    if (view.kind === 'node' && !(client instanceof Error)) {
+    if (view.kind === 'node' && client) {
       try {
         await this.#act(client, view, plan, claim, results);
       } catch (e) {
@@ -154,8 +160,60 @@ export class DrainReconciler {
     this.#held.delete(key);
   }
 
-  async #client(cluster: DrainPolicy['clusters'][number]): Promise<KubeClient> {
-    return this.#clusters.client(cluster);
+  /** The Node whose providerID names the claim, in the cluster the policy names for its namespace. */
+  async #providerIDView(claim: ServerClaim, key: string, cluster: WorkloadCluster): Promise<Observed> {
+    let client: KubeClient;
+    try {
+      client = await this.#clusters.client(cluster);
+    } catch (e) {
+      return { view: unreachable(e as Error) };
+    }
+    return { client, view: await this.#view(client, claim, key) };
+  }
+
+  /** The Node of the claim's CAPI Machine (status.nodeRef), in its Cluster, with its MachineDrainRules. */
+  async #capiView(claim: ServerClaim, key: string, infra: OwnerReference): Promise<Observed> {
+    let client: KubeClient;
+    let found: Extract<CapiLookup, { kind: 'found' }>;
+    try {
+      const r = await lookUpCapi(this.#mgr.client, claim, infra);
+      if (r.kind === 'missing') return { view: { kind: 'no-node', message: r.message } };
+      found = r;
+      client = await this.#clusters.client(r.credentials);
+    } catch (e) {
+      return { view: unreachable(e as Error) };
+    }
+    const machine = `Machine ${found.machine.metadata.namespace}/${found.machine.metadata.name}`;
+    try {
+      const node = await client.resource<Node>(Core.Node).find(found.nodeName);
+      if (!node)
+        return {
+          view: { kind: 'no-node', message: `${machine}: its Node ${found.nodeName} does not exist` },
+        };
+      // Remembered like a providerID Node: after the maintenance, a pass still comes to uncordon it.
+      this.#nodes.set(key, found.nodeName);
+      const pods = await podsOnNode(client, found.nodeName);
+      const namespaceLabels = new Map<string, Record<string, string>>();
+      if (needsNamespaceLabels(found.rules))
+        for (const ns of (await client.resource<KubeObject>(Core.Namespace).listAll()).items)
+          namespaceLabels.set(ns.metadata.name ?? '', ns.metadata.labels ?? {});
+      const ctx = {
+        machineLabels: found.machine.metadata.labels ?? {},
+        clusterLabels: found.clusterLabels,
+        namespaceLabels,
+      };
+      const rules = new Map<string, PodRule>();
+      for (const pod of pods) {
+        const rule = podRuleOf(pod, found.rules, ctx);
+        if (rule) rules.set(podKey(pod), rule);
+      }
+      return {
+        client,
+        view: { kind: 'node', node, via: `${machine} status.nodeRef`, pods, capiManaged: true, rules },
+      };
+    } catch (e) {
+      return { view: unreachable(e as Error) };
+    }
   }
 
   async #view(client: KubeClient, claim: ServerClaim, key: string): Promise<WorkloadView> {
@@ -299,6 +357,11 @@ export class DrainReconciler {
         );
       }
   }
+}
+
+interface Observed {
+  client?: KubeClient;
+  view: WorkloadView;
 }
 
 const isEmpty = (h: Held) => h.approvals === '[]' && h.deferrals === '[]';

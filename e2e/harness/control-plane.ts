@@ -134,12 +134,24 @@ interface CRD extends KubeObject {
 }
 
 /** Installs (or updates) every CRD in manifests/crds and waits until each is Established. */
-export async function installCRDs(client: KubeClient, timeoutMs = 60_000): Promise<string[]> {
+export function installCRDs(client: KubeClient, timeoutMs = 60_000): Promise<string[]> {
   const dir = join(REPO_ROOT, 'manifests', 'crds');
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')
+    .map((f) => join(dir, f));
+  return installCRDFiles(client, files, timeoutMs);
+}
+
+/** Installs (or updates) the CRD in each file and waits until each is Established; returns their names. */
+export async function installCRDFiles(
+  client: KubeClient,
+  files: readonly string[],
+  timeoutMs = 60_000,
+): Promise<string[]> {
   const crds = client.resource<CRD>(Core.CustomResourceDefinition);
   const names: string[] = [];
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.yaml') && f !== 'kustomization.yaml')) {
-    const doc = parse(readFileSync(join(dir, file), 'utf8')) as CRD;
+  for (const file of files) {
+    const doc = parse(readFileSync(file, 'utf8')) as CRD;
     names.push(doc.metadata.name!);
     try {
       await crds.create(doc);

@@ -6,6 +6,7 @@
 //    drainTimeout the policy's choice (Fail) shows, with no approval;
 // 3. a Node an admin cordoned before the maintenance is still cordoned after it;
 // 4. (kill -9 mid-drain: drain-crash.pending.e2e.ts, not yet reliable)
+// (6 and 7: consumers.e2e.test.ts)
 // 5. the workload cluster's API unreachable: a visible condition, and the deadline path still works.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';

@@ -23,6 +23,8 @@ export interface DrainWorld {
   wc: WorkloadCluster;
   lc: Lifecycle;
   f: Fleet;
+  /** The workload cluster kubeconfig the drain controller is given (the documented Role's token). */
+  workloadKubeconfig: string;
 }
 
 /**
@@ -37,9 +39,10 @@ export async function startDrainWorld(): Promise<DrainWorld> {
   // policy names; the drain controller may read that Secret through a RoleBinding in the tenant.
   await applyManifest(wc.admin, `${REPO_ROOT}/manifests/drain-controller/workload/rbac.yaml`);
   const { kubeconfig } = await tokenKubeconfig(wc.admin, 'kube-system', 'metal-drain');
+  const workloadKubeconfig = readFileSync(kubeconfig, 'utf8');
   await lc.admin.resource(Core.Secret).create({
     metadata: { name: 'workload-kubeconfig', namespace: f.tenant },
-    data: { kubeconfig: readFileSync(kubeconfig).toString('base64') },
+    data: { kubeconfig: Buffer.from(workloadKubeconfig).toString('base64') },
   } as never);
   await lc.admin.resource(Core.RoleBinding).create({
     metadata: { name: 'drain-credentials', namespace: f.tenant },
@@ -70,7 +73,7 @@ export async function startDrainWorld(): Promise<DrainWorld> {
       unschedulable: i === 2,
     })),
   );
-  return { wc, lc, f };
+  return { wc, lc, f, workloadKubeconfig };
 }
 
 export async function stopDrainWorld(w: DrainWorld | undefined): Promise<void> {

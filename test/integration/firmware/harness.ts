@@ -18,13 +18,14 @@ import type { ResourceClient } from '../../../lib/kube/client.js';
 import {
   BIOSSettingsResource,
   BIOSVersionResource,
+  BIOSVersionSetResource,
   BMCResource,
   BMCSecretResource,
   BMCSettingsResource,
   BMCVersionResource,
   ServerMaintenanceResource,
 } from '../../../lib/kube/kinds.js';
-import { startLifecycle, type Lifecycle } from '../lifecycle/harness.js';
+import { CASE_LABEL, startLifecycle, type Lifecycle } from '../lifecycle/harness.js';
 
 export type Firmware = KubeObject & {
   spec: Record<string, unknown>;
@@ -43,12 +44,16 @@ export interface FirmwareSuite {
   biosSettings: ResourceClient<Firmware>;
   bmcVersions: ResourceClient<Firmware>;
   bmcSettings: ResourceClient<Firmware>;
+  biosVersionSets: ResourceClient<Firmware>;
   maintenances: ResourceClient<ServerMaintenance>;
-  /** Servers of a new case, each behind its simulated BMC and System; BMC objects named `<case>-bmc<i>`. */
+  /**
+   * Servers of a new case, each behind its simulated BMC and System; BMC objects named
+   * `<case>-bmc<i>`; `caseLabel` selects exactly these servers (a Set's serverSelector).
+   */
   servers(
     caseName: string,
     bmcIndexes: number[],
-  ): Promise<{ names: string[]; bmcs: string[]; sim: SimServer[] }>;
+  ): Promise<{ names: string[]; bmcs: string[]; sim: SimServer[]; caseLabel: Record<string, string> }>;
   /** kill -9 of the leading replica; a standby takes over, a new standby is started behind it. */
   killLeader(): Promise<void>;
   stop(): Promise<void>;
@@ -105,6 +110,7 @@ export async function startFirmwareSuite(opts: {
     biosSettings: admin.resource<Firmware>(BIOSSettingsResource),
     bmcVersions: admin.resource<Firmware>(BMCVersionResource),
     bmcSettings: admin.resource<Firmware>(BMCSettingsResource),
+    biosVersionSets: admin.resource<Firmware>(BIOSVersionSetResource),
     maintenances: admin.resource<ServerMaintenance>(ServerMaintenanceResource),
     async servers(caseName, bmcIndexes) {
       const all = sim.servers();
@@ -141,7 +147,12 @@ export async function startFirmwareSuite(opts: {
           }),
         ),
       );
-      return { names: fleet.servers, bmcs: bmcIndexes.map((i) => bmcNames.get(i)!), sim: picked };
+      return {
+        names: fleet.servers,
+        bmcs: bmcIndexes.map((i) => bmcNames.get(i)!),
+        sim: picked,
+        caseLabel: { [CASE_LABEL]: fleet.name },
+      };
     },
     async killLeader() {
       const leader = replicas.find(leads);
