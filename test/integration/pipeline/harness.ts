@@ -5,7 +5,8 @@ import type { MaintenancePipeline } from '../../../api/maintenance/v1alpha1/main
 import type { MaintenancePipelineRun } from '../../../api/maintenance/v1alpha1/maintenancepipelinerun.js';
 import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
 import { PIPELINE_LABEL, PIPELINE_TAINT_KEY, SYSTEM_NAMESPACE } from '../../../contract/names.js';
-import { kubeconfigForBinary, spawnBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
+import { spawnShipped } from '../../../e2e/harness/deployed.js';
+import { kubeconfigForBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
 import type { ResourceClient } from '../../../lib/kube/client.js';
 import {
   MaintenancePipelineResource,
@@ -40,7 +41,7 @@ export async function startPipelineSuite(opts: {
   const fw = await startFirmwareSuite(opts);
   const admin = fw.lc.admin;
   const { kubeconfig } = await kubeconfigForBinary(admin, 'pipeline-controller');
-  const controller = spawnBinary('pipeline-controller', 'controllers/pipeline/main.ts', [
+  const controller = spawnShipped('pipeline-controller', [
     `--kubeconfig=${kubeconfig}`,
     '--ops-host=127.0.0.1',
     '--ops-port=0',

@@ -6,6 +6,7 @@
 // ledger); and at the end no maintenance and no run taint is left.
 import type { MaintenancePipelineRun } from '../../../api/maintenance/v1alpha1/maintenancepipelinerun.js';
 import { SYSTEM_NAMESPACE } from '../../../contract/names.js';
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import { waitFor } from '../../../e2e/harness/env.js';
 import { CASE, startPipelineSuite, type PipelineSuite } from './harness.js';
 
@@ -13,7 +14,7 @@ let suite: PipelineSuite;
 
 beforeAll(async () => {
   suite = await startPipelineSuite({ bmcs: 3, systems: () => 2 });
-}, 180_000);
+}, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
   await suite?.stop();
