@@ -122,26 +122,14 @@ describe('a flag that drifts between manifest and binary', () => {
 
   // The lifecycle suites start every binary this way (their crash suite checks the argv), so either
   // drift below would stop the suite's setup rather than pass unseen.
-  it('stops the binary at start, naming the flag, when the binary no longer knows it', async () => {
-    const r = await startDrifted(
-      'maintenance-controller',
-      '--park-mode=annotation',
-      '--parking-mode=annotation',
-    );
+  it.each([
+    ['the flag', 'the binary no longer knows it', '--parking-mode=annotation', '--parking-mode'],
+    ['the value', 'the manifest passes a value it refuses', '--park-mode=annotations', 'annotations'],
+  ])('stops the binary at start, naming %s, when %s', async (_what, _when, drifted, named) => {
+    const r = await startDrifted('maintenance-controller', '--park-mode=annotation', drifted);
     expect(r.code).not.toBe(0);
     expect(r.code).not.toBe('timeout');
-    expect(r.output).toContain('--parking-mode');
-  });
-
-  it('stops the binary at start, naming the value, when the manifest passes a value it refuses', async () => {
-    const r = await startDrifted(
-      'maintenance-controller',
-      '--park-mode=annotation',
-      '--park-mode=annotations',
-    );
-    expect(r.code).not.toBe(0);
-    expect(r.code).not.toBe('timeout');
-    expect(r.output).toContain('annotations');
+    expect(r.output).toContain(named);
   });
 });
 
