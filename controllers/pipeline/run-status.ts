@@ -70,14 +70,14 @@ export function serverStatuses(
   input: RunInput,
   views: readonly HoldView[],
   holds: HoldPlan,
+  waiting: readonly string[],
 ): { servers: RunServerStatus[]; holding: number; holdsLeft: boolean } {
   const name = input.run.metadata.name ?? '';
   const released = new Set(holds.release);
-  const held = new Set(
-    views
-      .filter((v) => (v.taken || holds.take.includes(v.server)) && !released.has(v.server))
-      .map((v) => v.server),
-  );
+  // A take that waits for the previous hold's maintenance to be gone took nothing yet: recording
+  // it would read as a hold already lost.
+  const taken = (v: HoldView) => v.taken || (holds.take.includes(v.server) && !waiting.includes(v.server));
+  const held = new Set(views.filter((v) => taken(v) && !released.has(v.server)).map((v) => v.server));
   const tainted = new Set(
     [...views.filter((v) => v.tainted).map((v) => v.server), ...holds.taint].filter(
       (s) => !holds.untaint.includes(s),

@@ -92,7 +92,7 @@ export function decideRun(input: RunInput): RunDecision {
     ...childActions(input, p.stages, [...drift.actions, ...plan.actions]),
     ...hold.last,
   ];
-  const held = serverStatuses(input, views, holds);
+  const held = serverStatuses(input, views, holds, hold.waiting);
   const phase = runPhase(input.admitted, plan, stopping);
   const wasDrift = run.status?.conditions?.find((c) => c.type === C.DriftDetected)?.status === 'True';
   const allDone = plan.stagePhases.every((x) => x === 'Completed');
