@@ -137,12 +137,7 @@ describe('pipeline controller', () => {
       expect(l.bmcLedger.bmcFlashes).toBe(1);
     }
     // Nothing left: the runs gave their maintenances back and took their taints off.
-    await waitFor(
-      'maintenances and taints gone',
-      async () =>
-        (await suite.maintenancesOf(pipeline)).length === 0 && (await suite.tainted(names)).length === 0,
-      { timeoutMs: 30_000 },
-    );
+    await suite.released(pipeline, names);
   }, 300_000);
 
   test('one server failing mid-stage: its run ends Failed, the other server finishes, both given back', async () => {
@@ -175,12 +170,7 @@ describe('pipeline controller', () => {
       .map((l) => l.biosFlashes)
       .sort();
     expect(flashes).toEqual([0, 1]);
-    await waitFor(
-      'maintenances and taints gone',
-      async () =>
-        (await suite.maintenancesOf(pipeline)).length === 0 && (await suite.tainted(names)).length === 0,
-      { timeoutMs: 30_000 },
-    );
+    await suite.released(pipeline, names);
   }, 300_000);
 
   test('a pipeline deleted mid-run: its runs stop at a safe point and leave nothing behind', async () => {
