@@ -351,7 +351,12 @@ describe('firmware controller', () => {
     expect(updatesStarted(0)).toBe(2);
     for (const c of await children()) {
       expect(conditionOf(c, 'VersionUpgradeCompleted')?.status).toBe('True');
-      expect(await maintenancesOf(suite, c.metadata.uid!)).toHaveLength(0);
+      // Released: deleted right after the read-back, gone once the maintenance controller's
+      // cleanup finalizer has run.
+      await waitFor(
+        `${c.metadata.name}'s maintenance gone`,
+        async () => (await maintenancesOf(suite, c.metadata.uid!)).length === 0,
+      );
     }
   }, 150_000);
 });
