@@ -1,6 +1,7 @@
 // The firmware suite's world: the lifecycle stack (real webhook, maintenance/approval/budget
 // controllers as processes, the fleet simulator) plus the BMC simulator and the firmware
-// controller as its own process under its own ServiceAccount. Servers of a case point at
+// controller as its own process under its own ServiceAccount, from the run's image files with its
+// Deployment's command, args and env (e2e/harness/deployed.ts). Servers of a case point at
 // simulated BMCs (several Systems behind one BMC where asked).
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,19 +11,21 @@ import type { KubeObject } from '../../../api/schema/meta.js';
 import { REDFISH_PATH_PREFIX_ANNOTATION } from '../../../controllers/shared/bmc-access.js';
 import { SYSTEM_NAMESPACE } from '../../../contract/names.js';
 import { waitFor, uniqueName } from '../../../e2e/harness/env.js';
-import { kubeconfigForBinary, spawnBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
+import { kubeconfigForBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
+import { spawnShipped } from '../../../e2e/harness/deployed.js';
 import { startBmcSimulator, type BmcSimulator, type SimServer } from '../../../e2e/sim/bmc/server.js';
 import type { ResourceClient } from '../../../lib/kube/client.js';
 import {
   BIOSSettingsResource,
   BIOSVersionResource,
+  BIOSVersionSetResource,
   BMCResource,
   BMCSecretResource,
   BMCSettingsResource,
   BMCVersionResource,
   ServerMaintenanceResource,
 } from '../../../lib/kube/kinds.js';
-import { startLifecycle, type Lifecycle } from '../lifecycle/harness.js';
+import { CASE_LABEL, startLifecycle, type Lifecycle } from '../lifecycle/harness.js';
 
 export type Firmware = KubeObject & {
   spec: Record<string, unknown>;
@@ -41,12 +44,16 @@ export interface FirmwareSuite {
   biosSettings: ResourceClient<Firmware>;
   bmcVersions: ResourceClient<Firmware>;
   bmcSettings: ResourceClient<Firmware>;
+  biosVersionSets: ResourceClient<Firmware>;
   maintenances: ResourceClient<ServerMaintenance>;
-  /** Servers of a new case, each behind its simulated BMC and System; BMC objects named `<case>-bmc<i>`. */
+  /**
+   * Servers of a new case, each behind its simulated BMC and System; BMC objects named
+   * `<case>-bmc<i>`; `caseLabel` selects exactly these servers (a Set's serverSelector).
+   */
   servers(
     caseName: string,
     bmcIndexes: number[],
-  ): Promise<{ names: string[]; bmcs: string[]; sim: SimServer[] }>;
+  ): Promise<{ names: string[]; bmcs: string[]; sim: SimServer[]; caseLabel: Record<string, string> }>;
   /** kill -9 of the leading replica; a standby takes over, a new standby is started behind it. */
   killLeader(): Promise<void>;
   stop(): Promise<void>;
@@ -66,7 +73,7 @@ export async function startFirmwareSuite(opts: {
   writeFileSync(caFile, sim.ca);
   const { kubeconfig } = await kubeconfigForBinary(lc.admin, 'firmware-controller');
   const spawn = () =>
-    spawnBinary('firmware-controller', 'controllers/firmware/main.ts', [
+    spawnShipped('firmware-controller', [
       `--kubeconfig=${kubeconfig}`,
       '--ops-host=127.0.0.1',
       '--ops-port=0',
@@ -103,6 +110,7 @@ export async function startFirmwareSuite(opts: {
     biosSettings: admin.resource<Firmware>(BIOSSettingsResource),
     bmcVersions: admin.resource<Firmware>(BMCVersionResource),
     bmcSettings: admin.resource<Firmware>(BMCSettingsResource),
+    biosVersionSets: admin.resource<Firmware>(BIOSVersionSetResource),
     maintenances: admin.resource<ServerMaintenance>(ServerMaintenanceResource),
     async servers(caseName, bmcIndexes) {
       const all = sim.servers();
@@ -139,7 +147,12 @@ export async function startFirmwareSuite(opts: {
           }),
         ),
       );
-      return { names: fleet.servers, bmcs: bmcIndexes.map((i) => bmcNames.get(i)!), sim: picked };
+      return {
+        names: fleet.servers,
+        bmcs: bmcIndexes.map((i) => bmcNames.get(i)!),
+        sim: picked,
+        caseLabel: { [CASE_LABEL]: fleet.name },
+      };
     },
     async killLeader() {
       const leader = replicas.find(leads);
