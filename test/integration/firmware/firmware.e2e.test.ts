@@ -348,9 +348,16 @@ describe('firmware controller', () => {
       });
     }
     expect(updatesStarted(0)).toBe(2);
-    for (const c of await children()) {
-      expect(conditionOf(c, 'VersionUpgradeCompleted')?.status).toBe('True');
-      expect(await maintenancesOf(suite, c.metadata.uid!)).toHaveLength(0);
-    }
+    const final = await children();
+    for (const c of final) expect(conditionOf(c, 'VersionUpgradeCompleted')?.status).toBe('True');
+    // Settled first, released next: the last releases may still be running their cleanup.
+    await waitFor(
+      'every child maintenance released',
+      async () => {
+        for (const c of final) if ((await maintenancesOf(suite, c.metadata.uid!)).length > 0) return false;
+        return true;
+      },
+      { timeoutMs: 20_000 },
+    );
   }, 150_000);
 });
