@@ -81,6 +81,9 @@ export interface HoldPlan {
 
 const TERMINAL = new Set(['Completed', 'Failed']);
 
+/** A hold taken whose maintenance is gone or ended: lost, never replaced within the hold. */
+export const holdEnded = (v: HoldView) => v.taken && (v.state === undefined || TERMINAL.has(v.state));
+
 /**
  * `needed`: servers the run holds now (all of them while it progresses; none once it stopped). A
  * hold taken is never taken again in the same hold: a maintenance that ended early is lost, not
@@ -91,7 +94,7 @@ export function planHolds(views: readonly HoldView[], needed: ReadonlySet<string
   for (const v of views) {
     if (needed.has(v.server)) {
       if (!v.taken) plan.take.push(v.server);
-      else if (v.state === undefined || TERMINAL.has(v.state)) plan.lost.push(v.server);
+      else if (holdEnded(v)) plan.lost.push(v.server);
       if (!v.tainted) plan.taint.push(v.server);
     } else {
       if (v.taken) plan.release.push(v.server);

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { admitRuns, boundedName, groupByBMC, runPhase, serversToHold } from './runs.js';
+import type { PipelineStage } from '../../api/maintenance/v1alpha1/maintenancepipeline.js';
+import { admitRuns, boundedName, groupByBMC, runPhase, serversNeeded } from './runs.js';
 import { cellKey } from './stages.js';
 import { IEP_STAGES, SERVERS } from './testing/fixtures.js';
 import type { CellRecord } from './plan.js';
@@ -63,7 +64,7 @@ describe('admitRuns', () => {
   });
 });
 
-describe('serversToHold', () => {
+describe('serversNeeded over the IEP example', () => {
   const cells = (phase: CellRecord['phase'], except?: string) =>
     new Map<string, CellRecord>(
       IEP_STAGES.flatMap((s) =>
@@ -71,14 +72,11 @@ describe('serversToHold', () => {
       ).map((k) => [k, { phase: k === except ? 'Pending' : phase, child: true }]),
     );
   it('holds every server while a BMC stage is open, only the unfinished ones after', () => {
-    expect(serversToHold(IEP_STAGES, SERVERS, { cells: cells('Pending'), progressing: true })).toEqual(
-      new Set(SERVERS),
-    );
+    expect(serversNeeded(IEP_STAGES, SERVERS, cells('Pending'), false)).toEqual(new Set(SERVERS));
     const one = cells('Completed', cellKey('bios-fw-v250', 'server-b'));
-    expect(serversToHold(IEP_STAGES, SERVERS, { cells: one, progressing: true })).toEqual(
-      new Set(['server-b']),
-    );
-    expect(serversToHold(IEP_STAGES, SERVERS, { cells: cells('Pending'), progressing: false }).size).toBe(0);
+    expect(serversNeeded(IEP_STAGES, SERVERS, one, false)).toEqual(new Set(['server-b']));
+    expect(serversNeeded(IEP_STAGES, SERVERS, cells('Completed'), false).size).toBe(0);
+    expect(serversNeeded(IEP_STAGES, SERVERS, cells('Pending'), true).size).toBe(0);
   });
 });
 
@@ -92,5 +90,37 @@ describe('runPhase', () => {
     expect(runPhase(true, { stagePhases: ['Failed', 'Pending'], progressing: false }, false)).toBe('Failed');
     expect(runPhase(true, { stagePhases: ['Completed'], progressing: false }, false)).toBe('Completed');
     expect(runPhase(true, { stagePhases: ['InProgress'], progressing: true }, true)).toBe('Stopping');
+  });
+});
+
+describe('serversNeeded', () => {
+  const st = (name: string, kind: PipelineStage['kind']): PipelineStage => ({
+    name,
+    kind,
+    template: kind.endsWith('Version') ? { version: '2', image: { URI: 'http://x/y' } } : {},
+  });
+  const stages = [st('bmc-fw', 'BMCVersion'), st('bios', 'BIOSSettings'), st('bmc-post', 'BMCSettings')];
+  const servers = ['a', 'b'];
+  const cells = (m: Record<string, string>) => new Map(Object.entries(m).map(([k, phase]) => [k, { phase }]));
+
+  it('holds every server while a BMC stage is in flight or can still come', () => {
+    expect(serversNeeded(stages, servers, cells({ 'bmc-fw': 'InProgress' }), false)).toEqual(
+      new Set(servers),
+    );
+    const midway = cells({ 'bmc-fw': 'Completed', 'bios/a': 'Completed', 'bios/b': 'InProgress' });
+    expect(serversNeeded(stages, servers, midway, false)).toEqual(new Set(servers));
+  });
+
+  it('gives back a failed lane, and everyone once a failure blocks the last BMC stage', () => {
+    const failed = cells({ 'bmc-fw': 'Completed', 'bios/a': 'Failed', 'bios/b': 'InProgress' });
+    expect(serversNeeded(stages, servers, failed, false)).toEqual(new Set(['b']));
+    const over = cells({ 'bmc-fw': 'Completed', 'bios/a': 'Failed', 'bios/b': 'Completed' });
+    expect(serversNeeded(stages, servers, over, false)).toEqual(new Set());
+  });
+
+  it('stopping: only what is in flight', () => {
+    expect(serversNeeded(stages, servers, cells({}), true)).toEqual(new Set());
+    const flying = cells({ 'bmc-fw': 'Completed', 'bios/a': 'InProgress' });
+    expect(serversNeeded(stages, servers, flying, true)).toEqual(new Set(['a']));
   });
 });

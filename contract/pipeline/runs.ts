@@ -63,24 +63,6 @@ export function admitRuns(runs: readonly RunSlot[], maxConcurrent: number): Set<
   return admitted;
 }
 
-/**
- * Servers a progressing run holds: all of them while a BMC cell is unfinished (a BMC stage can reset
- * every server behind it), else those with an unfinished cell. A stopped run holds none.
- */
-export function serversToHold(
-  stages: readonly PipelineStage[],
-  servers: readonly string[],
-  plan: Pick<RunPlan, 'cells' | 'progressing'>,
-): Set<string> {
-  if (!plan.progressing) return new Set();
-  const done = (key: string) => plan.cells.get(key)?.phase === 'Completed';
-  const bmcOpen = stages.some((s) => scopeOf(s.kind) === 'BMC' && !done(cellKey(s.name)));
-  if (bmcOpen) return new Set(servers);
-  return new Set(
-    servers.filter((srv) => stages.some((s) => scopeOf(s.kind) === 'Server' && !done(cellKey(s.name, srv)))),
-  );
-}
-
 /** The run's phase: Pending until admitted, then InProgress while it progresses, then the outcome. */
 export function runPhase(
   admitted: boolean,
@@ -92,4 +74,40 @@ export function runPhase(
   if (!plan.progressing)
     return allDone ? 'Completed' : plan.stagePhases.includes('Failed') ? 'Failed' : 'Pending';
   return admitted ? 'InProgress' : 'Pending';
+}
+
+/**
+ * Servers a run must keep holding now, from its cells (`planRun`'s, after the reconcile's actions):
+ * every server while a BMC cell is in flight or can still start (a BMC stage resets all its
+ * servers), else each server with a cell in flight or one that can still start. A cell can still
+ * start unless the run is stopping or a cell its lane depends on failed. So a server whose lane
+ * failed, or that finished while no BMC stage is left, is given back at once, and never taken
+ * again in the same run for a stage that cannot come.
+ */
+export function serversNeeded(
+  stages: readonly PipelineStage[],
+  servers: readonly string[],
+  cells: ReadonlyMap<string, { phase: string }>,
+  stopping: boolean,
+): Set<string> {
+  const phase = (stage: string, server?: string) => cells.get(cellKey(stage, server))?.phase ?? 'Pending';
+  const live = (p: string, blocked: boolean) =>
+    p === 'InProgress' || (p === 'Pending' && !blocked && !stopping);
+  let bmcFailed = false;
+  const serverFailed = new Set<string>();
+  const needed = new Set<string>();
+  for (const stage of stages) {
+    if (scopeOf(stage.kind) === 'BMC') {
+      const p = phase(stage.name);
+      if (live(p, bmcFailed || serverFailed.size > 0)) return new Set(servers);
+      if (p === 'Failed') bmcFailed = true;
+      continue;
+    }
+    for (const srv of servers) {
+      const p = phase(stage.name, srv);
+      if (live(p, bmcFailed || serverFailed.has(srv))) needed.add(srv);
+      if (p === 'Failed') serverFailed.add(srv);
+    }
+  }
+  return needed;
 }

@@ -6,6 +6,7 @@
 // the maintenance gate (nothing touches the BMC before every maintenance is InMaintenance), the
 // BMC's answer, then the phase (version.ts, settings.ts).
 import { Draft } from './draft.js';
+import { decideObserve } from './drift.js';
 import { decideFailed, fail, gate, poll, startAttempt, timedOut } from './flow.js';
 import { decideHeld } from './hold.js';
 import { releaseAll } from './maintenance.js';
@@ -50,8 +51,12 @@ export function decide(
   const d = new Draft(kind, obj, ctx);
   // Deletion: the maintenances are owned by the object and go with it.
   if (obj.metadata.deletionTimestamp) return d.act([]);
+  // Held by its Set (hold.ts): requests nothing until the Set lets it go.
   const held = decideHeld(d, world);
   if (held) return held;
+  // Settled by the pipeline run that owns it (drift.ts): frozen, or watching only.
+  if (obj.spec.driftPolicy === 'Suspend') return { kind: 'act', actions: [], events: [] };
+  if (obj.spec.driftPolicy === 'Observe') return decideObserve(d, world);
   const state = d.status.state;
   const changed = (obj.metadata.generation ?? 0) > (d.status.observedGeneration ?? 0);
   if (state === 'Failed') return decideFailed(d, world);
@@ -90,7 +95,8 @@ function decideActive(d: Draft, world: FirmwareWorld): Decision {
     const held = gate(d, world);
     if (held) return held;
   }
-  if (d.phase === 'WaitingForMaintenance') {
+  // A run-held child finds its maintenances InMaintenance already: the gate opens from Requesting.
+  if (d.phase === 'WaitingForMaintenance' || d.phase === 'RequestingMaintenance') {
     d.enter(isVersion(d.kind) ? 'Issuing' : 'Staging', 'every maintenance is InMaintenance');
     return d.act([], 0);
   }

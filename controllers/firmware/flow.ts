@@ -36,10 +36,12 @@ export function nextAttempt(d: Draft): number {
 export function startAttempt(d: Draft, world: FirmwareWorld, why: string): Decision {
   const attempt = nextAttempt(d);
   const name = d.obj.metadata.name ?? '';
-  const refs = world.servers.map((s) => ({
-    namespace: d.ctx.namespace,
-    name: maintenanceName(d.kind, name, s.metadata.name ?? '', attempt),
-  }));
+  const refs =
+    world.runHeld?.refs ??
+    world.servers.map((s) => ({
+      namespace: d.ctx.namespace,
+      name: maintenanceName(d.kind, name, s.metadata.name ?? '', attempt),
+    }));
   const actions: FirmwareAction[] = [{ kind: 'setRefs', attempt, refs }];
   if (d.obj.metadata.annotations?.[OPERATION_ANNOTATION] === OPERATION_RETRY)
     actions.push({ kind: 'clearOperation' });
@@ -83,7 +85,7 @@ export function fail(d: Draft, world: FirmwareWorld, reason: string, message: st
   d.settle('Failed', text).cond(C.Failed, 'True', reason, text);
   d.event('Warning', reason, text);
   // Settled first, released next (decideFailed): a crash in between cannot read as a lost maintenance.
-  return d.act([], world.maintenances.size > 0 ? 0 : retryDelayMs(d, reason));
+  return d.act([], world.maintenances.size > 0 && !world.runHeld ? 0 : retryDelayMs(d, reason, world));
 }
 
 export function maxAttempts(d: Draft): number {
@@ -91,8 +93,9 @@ export function maxAttempts(d: Draft): number {
 }
 
 /** Backoff before the next automatic retry; undefined when none is left. */
-export function retryDelayMs(d: Draft, reason: string): number | undefined {
-  if (FATAL_REASONS.has(reason) || d.attempt >= maxAttempts(d)) return undefined;
+export function retryDelayMs(d: Draft, reason: string, world: FirmwareWorld): number | undefined {
+  // A run's child does not retry by itself: its maintenance may be gone, and the run ends the lane.
+  if (world.runHeld || FATAL_REASONS.has(reason) || d.attempt >= maxAttempts(d)) return undefined;
   const { retryBackoffMs, retryBackoffMaxMs } = d.ctx.policy;
   return Math.min(retryBackoffMaxMs, retryBackoffMs * 2 ** d.attempt);
 }
@@ -106,7 +109,7 @@ export function decideFailed(d: Draft, world: FirmwareWorld): Decision {
     return startAttempt(d, world, 'retry requested by the operation annotation');
   }
   const failed = d.status.conditions?.find((c) => c.type === C.Failed);
-  const delay = retryDelayMs(d, failed?.reason ?? '');
+  const delay = retryDelayMs(d, failed?.reason ?? '', world);
   if (delay === undefined) return d.act(release);
   const since = failed ? Date.parse(failed.lastTransitionTime) : NaN;
   const left = Number.isNaN(since) ? 0 : since + delay - d.ctx.now.getTime();

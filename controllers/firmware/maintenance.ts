@@ -109,7 +109,8 @@ export function evaluateGate(
     const name = server.metadata.name ?? '';
     const m = world.maintenances.get(name);
     if (!m) {
-      if (requested) return { kind: 'lost', message: `the maintenance of server ${name} is gone` };
+      if (requested || world.runHeld)
+        return { kind: 'lost', message: `the maintenance of server ${name} is gone` };
       missing.push(requestMaintenance(kind, obj, name, attempt, ctx));
       continue;
     }
@@ -135,6 +136,8 @@ export function evaluateGate(
 
 /** The delete actions that release every maintenance of this attempt. */
 export function releaseAll(world: FirmwareWorld) {
+  // A run's maintenances outlive its children's stages: the run releases them.
+  if (world.runHeld) return [];
   return [...world.maintenances.values()].map((m) => ({
     kind: 'deleteMaintenance' as const,
     namespace: m.metadata.namespace ?? '',

@@ -84,6 +84,11 @@ export interface FirmwareWorld {
   servers: Server[];
   /** Why no server could be found (the Server or BMC does not exist). */
   missing?: string;
+  /**
+   * The object is a MaintenancePipelineRun's child: the run took the maintenances (named in spec),
+   * holds them across its stages and releases them; this controller neither requests nor deletes them.
+   */
+  runHeld?: { refs: { namespace: string; name: string }[] };
   /** This attempt's maintenances by server name (only those that exist). */
   maintenances: ReadonlyMap<string, ServerMaintenance>;
   access: AccessResult;

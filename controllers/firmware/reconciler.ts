@@ -26,6 +26,7 @@ import {
   ServerResource,
 } from '../../lib/kube/kinds.js';
 import type { PolicyStore } from '../../lib/policy/index.js';
+import { PIPELINE_RUN_LABEL } from '../../contract/names.js';
 import { durationMs } from '../../lib/policy/index.js';
 import { resolveAccess } from '../shared/bmc-access.js';
 import {
@@ -80,6 +81,8 @@ export class FirmwareController implements KubeOps {
   readonly #clients = new Map<FirmwareKindName, ResourceClient<FirmwareObject>>();
   readonly #servers: Informer<Server>;
   readonly #maintenances: Informer<ServerMaintenance>;
+  /** The maintenances MaintenancePipelineRuns hold, which their children reference. */
+  readonly #runMaintenances: Informer<ServerMaintenance>;
   readonly #bmcs: Informer<BMC>;
   readonly #secrets: Informer<BMCSecret>;
   readonly #maintenanceClient: ResourceClient<ServerMaintenance>;
@@ -90,7 +93,12 @@ export class FirmwareController implements KubeOps {
     this.#o = options;
     this.policy = options.policy;
     for (const [kind, rt] of Object.entries(KINDS) as [FirmwareKindName, ResourceType][]) {
-      this.#objects.set(kind, mgr.informer<FirmwareObject>(rt));
+      this.#objects.set(
+        kind,
+        mgr.informer<FirmwareObject>(rt, {
+          indexers: { maintenance: (o) => this.#refs(kind, o).map((r) => `${r.namespace}/${r.name}`) },
+        }),
+      );
       this.#clients.set(kind, mgr.client.resource<FirmwareObject>(rt));
     }
     this.#servers = mgr.informer<Server>(ServerResource, {
@@ -100,6 +108,10 @@ export class FirmwareController implements KubeOps {
       namespace: options.namespace,
       labelSelector: OWNER_LABEL,
       indexers: { owner: (m) => [m.metadata.labels?.[OWNER_LABEL] ?? ''] },
+    });
+    this.#runMaintenances = mgr.informer<ServerMaintenance>(ServerMaintenanceResource, {
+      namespace: options.namespace,
+      labelSelector: PIPELINE_RUN_LABEL,
     });
     this.#bmcs = mgr.informer<BMC>(BMCResource);
     this.#secrets = mgr.informer<BMCSecret>(BMCSecretResource);
@@ -126,6 +138,13 @@ export class FirmwareController implements KubeOps {
       if (owner) this.controller.enqueue(`${owner.kind}/${owner.name}`);
     };
     this.#maintenances.on({ add: byOwner, update: (_, m) => byOwner(m), delete: byOwner });
+    const byReference = (m: ServerMaintenance) => {
+      const key = `${m.metadata.namespace ?? ''}/${m.metadata.name ?? ''}`;
+      for (const [kind, inf] of this.#objects)
+        for (const o of inf.byIndex('maintenance', key))
+          this.controller.enqueue(`${kind}/${o.metadata.name ?? ''}`);
+    };
+    this.#runMaintenances.on({ add: byReference, update: (_, m) => byReference(m), delete: byReference });
   }
 
   #policy(): FirmwarePolicy {
@@ -162,6 +181,7 @@ export class FirmwareController implements KubeOps {
       bmc: (n: string) => this.#bmcs.getByName(n),
       secret: (n: string) => this.#secrets.getByName(n),
     };
+    // BMC access: the BMC object (BMC kinds), or the server's (BIOS kinds, with its System id).
     let servers: Server[];
     let missing: string | undefined;
     if (TARGET[kind] === 'BIOS') {
@@ -176,6 +196,19 @@ export class FirmwareController implements KubeOps {
         .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''));
       if (!this.#bmcs.getByName(name)) missing = `BMC ${name} does not exist`;
       else if (servers.length === 0) missing = `no server names BMC ${name} in spec.bmcRef`;
+    }
+    const access = servers[0]
+      ? resolveAccess(servers[0], lookups)
+      : { ok: false as const, reason: 'TargetNotFound', message: missing ?? 'no server' };
+    if (obj.metadata.labels?.[PIPELINE_RUN_LABEL]) {
+      const refs = this.#refs(kind, obj);
+      return {
+        servers,
+        missing,
+        maintenances: await this.#runMaintenancesOf(refs),
+        access,
+        runHeld: { refs },
+      };
     }
     const attempt = obj.metadata.annotations?.[ATTEMPT_ANNOTATION];
     const maintenances = new Map<string, ServerMaintenance>();
@@ -194,11 +227,20 @@ export class FirmwareController implements KubeOps {
       )
         maintenances.set(live.spec.serverRef.name, live);
     }
-    // BMC access: the BMC object (BMC kinds), or the server's (BIOS kinds, with its System id).
-    const access = servers[0]
-      ? resolveAccess(servers[0], lookups)
-      : { ok: false as const, reason: 'TargetNotFound', message: missing ?? 'no server' };
     return { servers, missing, maintenances, access };
+  }
+
+  /** A run's child: the maintenances are the run's, found by the references it wrote in spec. */
+  async #runMaintenancesOf(refs: { namespace: string; name: string }[]) {
+    const out = new Map<string, ServerMaintenance>();
+    for (const ref of refs) {
+      // The cache may lag the run's create: ask the API server before calling it lost.
+      const m =
+        this.#runMaintenances.getByName(ref.name, ref.namespace) ??
+        (await this.#maintenanceClient.find(ref.name, ref.namespace));
+      if (m) out.set(m.spec.serverRef.name, m);
+    }
+    return out;
   }
 
   #refs(kind: FirmwareKindName, obj: FirmwareObject): { namespace: string; name: string }[] {

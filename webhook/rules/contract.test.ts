@@ -297,6 +297,22 @@ describe('contract: firmware objects', () => {
     ).toBe(true);
   });
 
+  it('lets a pipeline run change its child between attempts, never while it is in flight', () => {
+    const old = biosVersion('m-other') as ReturnType<typeof biosVersion> & { status?: { state: string } };
+    (old.metadata as { labels?: Record<string, string> }).labels = {
+      'maintenance.metal.ironcore.dev/pipeline-run': 'run-1',
+    };
+    old.status = { state: 'Completed' };
+    const settled = clone(old);
+    (settled.spec as { driftPolicy?: string }).driftPolicy = 'Observe';
+    const update = (o: typeof old) =>
+      contract(
+        ruleInput(request({ kind: 'BIOSVersion', operation: 'UPDATE', object: settled, oldObject: o })),
+      );
+    expect(update(old).allowed).toBe(true);
+    expect(update({ ...old, status: { state: 'InProgress' } }).code).toBe(Codes.FIRMWARE_LOCKED);
+  });
+
   it('keeps upstream’s allow-in-progress escape hatch, with a warning', () => {
     const old = biosVersion('m-other');
     old.metadata.annotations = { 'metal.ironcore.dev/operation': 'allow-in-progress-delete' };

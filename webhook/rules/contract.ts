@@ -15,7 +15,7 @@ import { isOneOf, isResource, jsonEqual, objects, type RuleInput } from './commo
 import { parseTime } from '../../contract/time.js';
 import { approvalRequired } from '../../contract/approval.js';
 import { requestVerdict } from '../../contract/requesters.js';
-import { MaintenanceConditions, qualified } from '../../contract/names.js';
+import { MaintenanceConditions, PIPELINE_RUN_LABEL, qualified } from '../../contract/names.js';
 import { deletion } from './deletion.js';
 
 export const SYSTEM_GROUP = 'system.metal.ironcore.dev';
@@ -243,6 +243,11 @@ function firmwareRule({ request, world }: RuleInput): Decision {
     .map((ref) => world.getMaintenance(ref.namespace ?? oldObject?.metadata.namespace ?? '', ref.name ?? ''))
     .find((m) => m?.status?.state === 'InMaintenance');
   if (!running) return allow();
+  // A pipeline run's child: the run holds one maintenance per server across all its stages, and
+  // settles, re-activates or removes a child only between attempts (docs/pipeline.md). A child in
+  // flight stays frozen like any other.
+  const oldState = (oldObject as { status?: { state?: string } } | undefined)?.status?.state;
+  if (oldObject?.metadata.labels?.[PIPELINE_RUN_LABEL] && oldState !== 'InProgress') return allow();
   const verb = request.operation === 'DELETE' ? 'deleted' : 'changed';
   const hatch = request.operation === 'DELETE' ? 'allow-in-progress-delete' : 'allow-in-progress-update';
   const what = `${request.kind.kind} ${qualified(request.namespace, request.name ?? oldObject?.metadata.name)}`;

@@ -40,6 +40,8 @@ export class FakeCluster implements KubeOps {
   readonly events: string[] = [];
   now = new Date('2026-12-01T10:00:00Z');
   policy: FirmwarePolicy = TEST_POLICY;
+  /** Plays a MaintenancePipelineRun's child: these maintenances are the run's (holdForRun). */
+  runRefs?: { namespace: string; name: string }[];
   #uid = 0;
 
   constructor(kind: FirmwareKindName, obj: FirmwareObject, servers: Server[]) {
@@ -67,9 +69,39 @@ export class FakeCluster implements KubeOps {
         mine.set(m.spec.serverRef.name, m);
     }
     const servers = TARGET[this.kind] === 'BIOS' ? this.servers.slice(0, 1) : this.servers;
+    if (this.runRefs) {
+      const held = new Map<string, ServerMaintenance>();
+      for (const r of this.runRefs) {
+        const m = this.maintenances.get(r.name);
+        if (m) held.set(m.spec.serverRef.name, m);
+      }
+      return { ...this.world0(servers), maintenances: held, runHeld: { refs: this.runRefs } };
+    }
+    return { ...this.world0(servers), maintenances: mine };
+  }
+
+  /** Plays the pipeline controller: one maintenance per server, taken by the run, in `state`. */
+  holdForRun(state = 'Pending'): void {
+    const servers = TARGET[this.kind] === 'BIOS' ? this.servers.slice(0, 1) : this.servers;
+    this.runRefs = servers.map((s) => ({
+      namespace: 'metal-maintenance-system',
+      name: `run-${s.metadata.name}`,
+    }));
+    for (const [i, s] of servers.entries()) {
+      const name = `run-${s.metadata.name}`;
+      this.maintenances.set(name, {
+        apiVersion: 'maintenance.metal.ironcore.dev/v1alpha1',
+        kind: 'ServerMaintenance',
+        metadata: { name, namespace: 'metal-maintenance-system', uid: `run-m-${i}` },
+        spec: { serverRef: { name: s.metadata.name ?? '' } },
+        status: { state },
+      });
+    }
+  }
+
+  private world0(servers: Server[]): Omit<FirmwareWorld, 'maintenances'> {
     return {
       servers,
-      maintenances: mine,
       access: {
         ok: true,
         access: {

@@ -5,6 +5,7 @@
 // that to be understood (suspect: the first pass after a restart and the workqueue's requeue); joins
 // drain.e2e.test.ts with the fix. Run: METAL_TEST_PENDING=1 npx jest --selectProjects pending.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import { waitFor } from '../../../e2e/harness/env.js';
 import { type WorkloadCluster } from '../../../e2e/harness/workload-cluster.js';
 import { podsOf, type Pdb } from '../../../e2e/harness/testing/workloads.js';
@@ -27,7 +28,7 @@ let f: Fleet;
 beforeAll(async () => {
   w = await startDrainWorld();
   ({ wc, lc, f } = w);
-}, 300_000);
+}, SETUP_TIMEOUT_MS);
 
 afterAll(() => stopDrainWorld(w), 90_000);
 

@@ -9,6 +9,7 @@
 import type { KubeObject } from '../../../api/schema/meta.js';
 import { SYSTEM_NAMESPACE } from '../../../contract/names.js';
 import { HOLD_ANNOTATION } from '../../../controllers/firmware/sets/model.js';
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import { uniqueName, waitFor } from '../../../e2e/harness/env.js';
 import {
   conditionOf,
@@ -24,7 +25,7 @@ let suite: FirmwareSuite;
 // BMC 2 has three Systems (a multi-node chassis), the others one. BMCs 5–9 serve the Set.
 beforeAll(async () => {
   suite = await startFirmwareSuite({ bmcs: 10, systems: (i) => (i === 2 ? 3 : 1) });
-}, 120_000);
+}, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
   await suite?.stop();

@@ -1,6 +1,7 @@
 // The firmware suite's world: the lifecycle stack (real webhook, maintenance/approval/budget
 // controllers as processes, the fleet simulator) plus the BMC simulator and the firmware
-// controller as its own process under its own ServiceAccount. Servers of a case point at
+// controller as its own process under its own ServiceAccount, from the run's image files with its
+// Deployment's command, args and env (e2e/harness/deployed.ts). Servers of a case point at
 // simulated BMCs (several Systems behind one BMC where asked).
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,7 +11,8 @@ import type { KubeObject } from '../../../api/schema/meta.js';
 import { REDFISH_PATH_PREFIX_ANNOTATION } from '../../../controllers/shared/bmc-access.js';
 import { SYSTEM_NAMESPACE } from '../../../contract/names.js';
 import { waitFor, uniqueName } from '../../../e2e/harness/env.js';
-import { kubeconfigForBinary, spawnBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
+import { kubeconfigForBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
+import { spawnShipped } from '../../../e2e/harness/deployed.js';
 import type { SimTiming } from '../../../e2e/sim/bmc/model.js';
 import { startBmcSimulator, type BmcSimulator, type SimServer } from '../../../e2e/sim/bmc/server.js';
 import type { ResourceClient } from '../../../lib/kube/client.js';
@@ -79,7 +81,7 @@ export async function startFirmwareSuite(opts: {
   writeFileSync(caFile, sim.ca);
   const { kubeconfig } = await kubeconfigForBinary(lc.admin, 'firmware-controller');
   const spawn = () =>
-    spawnBinary('firmware-controller', 'controllers/firmware/main.ts', [
+    spawnShipped('firmware-controller', [
       `--kubeconfig=${kubeconfig}`,
       '--ops-host=127.0.0.1',
       '--ops-port=0',

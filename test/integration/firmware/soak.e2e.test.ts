@@ -6,6 +6,7 @@
 // into different phases of different servers, and all ten while the rollout is unfinished (asserted). The simulator's ledger
 // must show every flash and every settings write exactly once, and no maintenance or grant may be
 // left behind.
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import { waitFor } from '../../../e2e/harness/env.js';
 import { TEST_POLICY } from '../lifecycle/harness.js';
 import {
@@ -20,7 +21,7 @@ let suite: FirmwareSuite;
 
 beforeAll(async () => {
   suite = await startFirmwareSuite({ bmcs: 9, replicas: 3, timing: { updateMs: 20_000 } });
-}, 180_000);
+}, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
   await suite?.stop();

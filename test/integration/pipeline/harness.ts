@@ -1,0 +1,101 @@
+// The pipeline suite's world: the firmware suite (real webhook; maintenance, approval, budget and
+// firmware controllers as processes; the BMC simulator) plus the pipeline controller as its own
+// process under its own ServiceAccount (manifests/pipeline-controller/rbac.yaml).
+import type { MaintenancePipeline } from '../../../api/maintenance/v1alpha1/maintenancepipeline.js';
+import type { MaintenancePipelineRun } from '../../../api/maintenance/v1alpha1/maintenancepipelinerun.js';
+import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
+import { PIPELINE_LABEL, PIPELINE_TAINT_KEY, SYSTEM_NAMESPACE } from '../../../contract/names.js';
+import { kubeconfigForBinary, spawnBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
+import type { ResourceClient } from '../../../lib/kube/client.js';
+import {
+  MaintenancePipelineResource,
+  MaintenancePipelineRunResource,
+  ServerMaintenanceResource,
+} from '../../../lib/kube/kinds.js';
+import { startFirmwareSuite, type Firmware, type FirmwareSuite } from '../firmware/harness.js';
+
+export const CASE = 'pipeline.test.metal.ironcore.dev/case';
+
+export interface PipelineSuite {
+  fw: FirmwareSuite;
+  controller: RunningBinary;
+  pipelines: ResourceClient<MaintenancePipeline>;
+  runs: ResourceClient<MaintenancePipelineRun>;
+  /** Servers of a new case behind the given simulated BMCs, labelled `CASE=<caseName>`. */
+  servers(caseName: string, bmcIndexes: number[]): Promise<{ names: string[]; bmcs: string[] }>;
+  runsOf(pipeline: string): Promise<MaintenancePipelineRun[]>;
+  /** The maintenances the runs of a pipeline hold now. */
+  maintenancesOf(pipeline: string): Promise<ServerMaintenance[]>;
+  /** The firmware children the runs of a pipeline stamped, of every kind. */
+  childrenOf(pipeline: string): Promise<Firmware[]>;
+  /** Servers among `names` that carry the run taint. */
+  tainted(names: readonly string[]): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+export async function startPipelineSuite(opts: {
+  bmcs: number;
+  systems?: (i: number) => number;
+}): Promise<PipelineSuite> {
+  const fw = await startFirmwareSuite(opts);
+  const admin = fw.lc.admin;
+  const { kubeconfig } = await kubeconfigForBinary(admin, 'pipeline-controller');
+  const controller = spawnBinary('pipeline-controller', 'controllers/pipeline/main.ts', [
+    `--kubeconfig=${kubeconfig}`,
+    '--ops-host=127.0.0.1',
+    '--ops-port=0',
+    '--lease-duration=3',
+    '--renew-deadline=2',
+    '--retry-period=0.5',
+  ]);
+  await controller.waitForLog((l) => l.msg === 'pipeline-controller started', 90_000);
+  const maintenances = admin.resource<ServerMaintenance>(ServerMaintenanceResource);
+  const runs = admin.resource<MaintenancePipelineRun>(MaintenancePipelineRunResource);
+  return {
+    fw,
+    controller,
+    pipelines: admin.resource<MaintenancePipeline>(MaintenancePipelineResource),
+    runs,
+    async servers(caseName, bmcIndexes) {
+      const { names, bmcs } = await fw.servers(caseName, bmcIndexes);
+      await Promise.all(
+        names.map((n) => fw.lc.servers.patch(n, { metadata: { labels: { [CASE]: caseName } } })),
+      );
+      return { names, bmcs };
+    },
+    async runsOf(pipeline) {
+      return (await runs.list({ labelSelector: `${PIPELINE_LABEL}=${pipeline}` })).items;
+    },
+    async maintenancesOf(pipeline) {
+      const list = await maintenances.list({
+        namespace: SYSTEM_NAMESPACE,
+        labelSelector: `${PIPELINE_LABEL}=${pipeline}`,
+      });
+      return list.items;
+    },
+    async childrenOf(pipeline) {
+      const kinds = [fw.bmcVersions, fw.bmcSettings, fw.biosVersions, fw.biosSettings];
+      const lists = await Promise.all(
+        kinds.map((k) => k.list({ labelSelector: `${PIPELINE_LABEL}=${pipeline}` })),
+      );
+      return lists.flatMap((l, i) =>
+        l.items.map((c) => ({
+          ...c,
+          kind: c.kind ?? ['BMCVersion', 'BMCSettings', 'BIOSVersion', 'BIOSSettings'][i],
+        })),
+      );
+    },
+    async tainted(names) {
+      const out: string[] = [];
+      for (const n of names) {
+        const s = await fw.lc.servers.get(n);
+        if ((s.spec.taints ?? []).some((t) => t.key === PIPELINE_TAINT_KEY)) out.push(n);
+      }
+      return out;
+    },
+    async stop() {
+      await controller.stop('SIGTERM', 15_000);
+      await fw.stop();
+    },
+  };
+}

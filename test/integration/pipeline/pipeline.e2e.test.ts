@@ -1,0 +1,145 @@
+// The pipeline controller as a process against the real control plane, with the firmware,
+// maintenance, approval and budget controllers as processes and the BMC simulator (issue 26): six
+// servers behind three BMCs, three stages (a BMC hop, BIOS settings, a BIOS hop). One run per BMC
+// finishes; each server is held by exactly one ServerMaintenance for its whole run (the firmware
+// controller requests none of its own); each stage ran exactly once on each server (the simulator's
+// ledger); and at the end no maintenance and no run taint is left.
+import type { MaintenancePipelineRun } from '../../../api/maintenance/v1alpha1/maintenancepipelinerun.js';
+import { SYSTEM_NAMESPACE } from '../../../contract/names.js';
+import { waitFor } from '../../../e2e/harness/env.js';
+import { CASE, startPipelineSuite, type PipelineSuite } from './harness.js';
+
+let suite: PipelineSuite;
+
+beforeAll(async () => {
+  suite = await startPipelineSuite({ bmcs: 3, systems: () => 2 });
+}, 180_000);
+
+afterAll(async () => {
+  await suite?.stop();
+});
+
+const STAGES = [
+  {
+    name: 'bmc-fw',
+    kind: 'BMCVersion' as const,
+    template: {
+      version: '6.0.0',
+      serverMaintenancePolicy: 'Enforced' as const,
+      image: { URI: 'https://images.test/bmc/6.0.0' },
+    },
+  },
+  {
+    name: 'bios-tune',
+    kind: 'BIOSSettings' as const,
+    template: {
+      version: '1.0.0',
+      serverMaintenancePolicy: 'Enforced' as const,
+      settingsFlow: [{ name: 'virt', priority: 10, settings: { SriovGlobalEnable: 'Enabled' } }],
+    },
+  },
+  {
+    name: 'bios-fw',
+    kind: 'BIOSVersion' as const,
+    template: {
+      version: '2.1.0',
+      serverMaintenancePolicy: 'Enforced' as const,
+      image: { URI: 'https://images.test/bios/2.1.0' },
+    },
+  },
+];
+
+/** On failure, what the runs and the pipeline controller said (a failed wait names only itself). */
+async function diagnosed<T>(pipeline: string, wait: () => Promise<T>): Promise<T> {
+  try {
+    return await wait();
+  } catch (e) {
+    const runs = await suite.runsOf(pipeline);
+    const warnings = (b: { logs: Record<string, unknown>[] }) =>
+      JSON.stringify(b.logs.filter((l) => Number(l.level) >= 40).slice(-10));
+    const children = await suite.childrenOf(pipeline);
+    throw new Error(
+      [
+        (e as Error).message,
+        `runs: ${JSON.stringify(runs.map((r) => ({ name: r.metadata.name, status: r.status })))}`,
+        `children: ${JSON.stringify(children.map((c) => ({ kind: c.kind, name: c.metadata.name, gen: c.metadata.generation, spec: c.spec, status: c.status })))}`,
+        `pipeline-controller warnings: ${warnings(suite.controller)}`,
+        `firmware-controller warnings: ${warnings(suite.fw.controller)}`,
+        `firmware-controller tail: ${JSON.stringify(suite.fw.controller.logs.slice(-15))}`,
+      ].join('\n'),
+      { cause: e },
+    );
+  }
+}
+
+describe('pipeline controller', () => {
+  test('6 servers on 3 BMCs, 3 stages: every run completes inside one maintenance per server, nothing left after', async () => {
+    const { names, bmcs } = await suite.servers('small', [0, 1, 2]);
+    expect(names).toHaveLength(6);
+    const pipeline = 'small-fleet';
+    await suite.pipelines.create({
+      metadata: { name: pipeline },
+      spec: { serverSelector: { matchLabels: { [CASE]: 'small' } }, stages: STAGES, maxConcurrent: 3 },
+    });
+    // Every maintenance a run ever held, by server (uids), and every taint seen, while it runs.
+    const held = new Map<string, Set<string>>();
+    let runs: MaintenancePipelineRun[] = [];
+    await diagnosed(pipeline, () =>
+      waitFor(
+        'every run Completed',
+        async () => {
+          for (const m of await suite.maintenancesOf(pipeline)) {
+            const set = held.get(m.spec.serverRef.name) ?? new Set<string>();
+            set.add(m.metadata.uid ?? '');
+            held.set(m.spec.serverRef.name, set);
+          }
+          runs = await suite.runsOf(pipeline);
+          const failed = runs.find((r) => r.status?.phase === 'Failed');
+          if (failed) throw new Error(`run ${failed.metadata.name} Failed: ${JSON.stringify(failed.status)}`);
+          return runs.length === 3 && runs.every((r) => r.status?.phase === 'Completed');
+        },
+        { timeoutMs: 240_000, intervalMs: 250 },
+      ),
+    );
+    expect(runs.map((r) => r.spec.bmcRef.name).sort()).toEqual([...bmcs].sort());
+    for (const r of runs) {
+      expect(r.spec.serverRefs).toHaveLength(2);
+      expect(r.status?.stages?.map((s) => [s.name, s.phase])).toEqual([
+        ['bmc-fw', 'Completed'],
+        ['bios-tune', 'Completed'],
+        ['bios-fw', 'Completed'],
+      ]);
+      expect(r.status?.completedStages).toBe(3);
+    }
+    // One maintenance per server for the whole run.
+    expect([...held.keys()].sort()).toEqual([...names].sort());
+    for (const [server, uids] of held)
+      expect({ server, maintenances: uids.size }).toEqual({ server, maintenances: 1 });
+    // The firmware controller took none of its own for the run's children.
+    const own = await suite.fw.maintenances.list({
+      namespace: SYSTEM_NAMESPACE,
+      labelSelector: 'firmware.metal.ironcore.dev/owner-uid',
+    });
+    expect(own.items.filter((m) => names.includes(m.spec.serverRef.name))).toEqual([]);
+    // Each stage executed exactly once per server (BMC work once per BMC).
+    const ledger = suite.fw.sim.ledger();
+    for (const l of ledger) {
+      expect({ bmc: l.bmc, system: l.system, bmcVersion: l.bmcVersion, biosVersion: l.biosVersion }).toEqual({
+        bmc: l.bmc,
+        system: l.system,
+        bmcVersion: '6.0.0',
+        biosVersion: '2.1.0',
+      });
+      expect(l.biosFlashes).toBe(1);
+      expect(l.biosSettingsWrites).toBe(1);
+      expect(l.bmcLedger.bmcFlashes).toBe(1);
+    }
+    // Nothing left: the runs gave their maintenances back and took their taints off.
+    await waitFor(
+      'maintenances and taints gone',
+      async () =>
+        (await suite.maintenancesOf(pipeline)).length === 0 && (await suite.tainted(names)).length === 0,
+      { timeoutMs: 30_000 },
+    );
+  }, 300_000);
+});
