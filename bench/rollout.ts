@@ -8,7 +8,9 @@
 //    maintenance for T once it is Ready, then deletes it) and a fleet ServerDisruptionBudget of K.
 // 3. N maintenances created at once (approval not required). Makespan: first create until the last
 //    maintenance is gone. Ideal: ceil(N/K)·T. A watch-stream checker records how many maintenances
-//    are InMaintenance at once; it must never exceed K.
+//    are InMaintenance at once; it must never exceed K. The idle-slot oracle (e2e/harness/idle-slot.ts)
+//    reports the longest a maintenance stayed admissible (a free slot in the budget, its server free)
+//    without starting, and every wait past 10 s.
 // 4. More servers and claims until --scale of each exist; once every controller's cache holds them,
 //    each controller's peak RSS (VmHWM from /proc/<pid>/status).
 // The last line printed is one JSON object.
@@ -20,6 +22,7 @@ import {
   ServerMaintenanceKind,
   type ServerMaintenance,
 } from '../api/maintenance/v1alpha1/servermaintenance.js';
+import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import { KubeClient } from '../lib/kube/client.js';
 import { resourceOf } from '../lib/kube/resources.js';
 import { parseDuration } from '../policies/validate.js';
@@ -29,6 +32,7 @@ import { FleetSimulator } from '../e2e/sim/fleet/simulator.js';
 import { FLEET_LABEL, inParallel, planFleet, seedFleet } from '../e2e/sim/fleet/fleet.js';
 import { LIFECYCLE_CONTROLLERS, Stack, memoryMiB } from '../e2e/demo/stack.js';
 import { FleetWatch } from '../e2e/demo/watch.js';
+import { IdleSlotOracle, type IdleSlotReport } from '../e2e/harness/idle-slot.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 const int = (v: string) => Number.parseInt(v, 10);
@@ -255,6 +259,28 @@ try {
     actor: { holdMs },
   });
   watch = new FleetWatch(admin, { labelSelector: `${FLEET_LABEL}=rollout`, budgets: true });
+  const rolloutServers = new Set(fleet.servers.map((s) => s.metadata.name!));
+  const oracle = new IdleSlotOracle({
+    budgets: [
+      { name: 'fleet', domainOf: new Map([...rolloutServers].map((s) => [s, ''])), maxUnavailable: o.budget },
+    ],
+  });
+  const feed = (m: ServerMaintenance, deleted: boolean) => {
+    if (rolloutServers.has(m.spec.serverRef.name)) oracle.onMaintenance(m, deleted, Date.now());
+  };
+  watch.maintenances.on({
+    add: (m) => feed(m, false),
+    update: (_o, m) => feed(m, false),
+    delete: (m) => feed(m, true),
+  });
+  // An ended maintenance holds its slot until its finalizer releases the grant: the oracle reads the ledger.
+  const fleetBudgets = new Set(fleet.serverBudgets.map((b) => b.metadata.name!));
+  const ledger = (b: ServerDisruptionBudget) => {
+    if (fleetBudgets.has(b.metadata.name!))
+      oracle.onLedger(b.metadata.name!, b.status?.grants ?? [], Date.now());
+  };
+  watch.serverBudgets?.on({ add: ledger, update: (_o, b) => ledger(b) });
+  const oracleTick = setInterval(() => oracle.tick(Date.now()), 250);
   await Promise.all([sim.start(), watch.start()]);
 
   const maintenances = admin.resource<ServerMaintenance>(resourceOf(ServerMaintenanceKind));
@@ -311,6 +337,13 @@ try {
       o.records,
       JSON.stringify([...w.records.values()].map((r) => ({ ...r, waitedFor: [...r.waitedFor] }))),
     );
+  clearInterval(oracleTick);
+  oracle.tick(Date.now());
+  const idle: IdleSlotReport = oracle.report();
+  log(
+    `idle-slot oracle: longest admissible wait ${(idle.longestWaitMs / 1000).toFixed(1)} s (${idle.longestWaiter ?? '-'}), ` +
+      `${idle.violations.length} over 10 s${idle.violations.length ? `: ${idle.violations.slice(0, 3).join('; ')}` : ''}`,
+  );
   const did = await work(stack);
   const loadAfterRollout = loadavg().map((x) => Math.round(x * 100) / 100);
   await sim.stop();
@@ -385,6 +418,9 @@ try {
   );
   console.log(`peak in maint.     ${peak}  (budget ${o.budget}${peak > o.budget ? ', EXCEEDED' : ''})`);
   console.log(
+    `admissible wait    ${(idle.longestWaitMs / 1000).toFixed(1)} s longest, ${idle.violations.length} over 10 s  (target 0)`,
+  );
+  console.log(
     `controller RSS     ${largest} MiB peak, largest of ${stack.controllers.length}  (target ≤ 200 MiB, ${o.scale} servers and claims)`,
   );
   console.log("where a slot's time went:");
@@ -416,6 +452,8 @@ try {
       makespan_s: Math.round(makespanMs / 100) / 10,
       ideal_s: idealMs / 1000,
       peak_in_maintenance: peak,
+      longest_admissible_wait_s: Math.round(idle.longestWaitMs / 100) / 10,
+      idle_slot_violations: idle.violations.length,
       budget: o.budget,
       servers: o.servers,
       hold_s: holdMs / 1000,

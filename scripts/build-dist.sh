@@ -12,14 +12,49 @@
 #                                 beside the repository's node_modules a missing production
 #                                 dependency would be found among the dev ones.
 #
+#   scripts/build-dist.sh --digest
+#                                 prints the digest of this build's inputs (every file the
+#                                 Dockerfile copies from the repository, the Dockerfile and this
+#                                 script); a build writes it to OUT/.inputs, so a test can tell a
+#                                 stale OUT from a current one (e2e/harness/deployed.ts).
+#
 # Understands FROM, WORKDIR, COPY [--from=build], RUN (each as bash -c in the stage's directory),
 # and ignores ENV, USER, ENTRYPOINT (the runtime's, which the tests take from the Deployments);
 # any other instruction fails the build, so the Dockerfile cannot grow a step this skips. Prints OUT.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 ROOT="$PWD"
-OUT="${1:-$ROOT/.tmp/app}"
 log() { printf '[build-dist] %s\n' "$*" >&2; }
+
+# The sources of the Dockerfile's COPY lines that copy from the repository (not --from=build).
+copied_sources() {
+  local instr rest words
+  while IFS= read -r line || [[ -n "$line" ]]; do
+    read -r instr rest <<<"$line"
+    [[ "$instr" == COPY && "$rest" != --from=* ]] || continue
+    # shellcheck disable=SC2206 # the Dockerfile's words: sources then destination
+    words=($rest)
+    printf '%s\n' "${words[@]:0:${#words[@]}-1}"
+  done <"$ROOT/Dockerfile"
+}
+
+# Names and contents of every input file, hashed: any edit, addition, removal or rename changes it.
+inputs_digest() {
+  local -a srcs
+  mapfile -t srcs < <(copied_sources)
+  {
+    sha256sum Dockerfile scripts/build-dist.sh
+    find "${srcs[@]}" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum
+  } | sha256sum | cut -d' ' -f1
+}
+
+if [[ "${1:-}" == "--digest" ]]; then
+  inputs_digest
+  exit 0
+fi
+OUT="${1:-$ROOT/.tmp/app}"
+# Before the build: an edit made while it runs leaves OUT marked stale rather than current.
+DIGEST="$(inputs_digest)"
 
 STAGE="$(mktemp -d "${TMPDIR:-/tmp}/metal-build-XXXXXX")"
 NEXT="$(mktemp -d "${TMPDIR:-/tmp}/metal-dist-XXXXXX")"
@@ -66,6 +101,7 @@ done <"$ROOT/Dockerfile"
 for want in dist node_modules package.json; do
   [[ -e "$NEXT/$want" ]] || { log "the Dockerfile's final stage produced no $want"; exit 1; }
 done
+printf '%s\n' "$DIGEST" >"$NEXT/.inputs"
 rm -rf "$OUT"
 mkdir -p "$(dirname "$OUT")"
 mv "$NEXT" "$OUT"

@@ -55,6 +55,11 @@ check chart-current npx tsx scripts/gen-chart.ts --check
 step "unit tests"
 npx jest --selectProjects unit --ci --json --outputFile="$RESULTS/jest-unit.json"
 
+step "the image's files (scripts/build-dist.sh: the Dockerfile's steps), shared by the suites that run them"
+# The lifecycle, drain, firmware, monitoring and dist suites start every binary from these files with
+# its Deployment's command, args and env (e2e/harness/dist.ts); built here, not in a suite's setup.
+check image-files npx tsx scripts/prepare-dist.ts
+
 step "integration tests (real kube-apiserver + etcd, one file at a time)"
 npx jest --selectProjects integration --ci --runInBand --json --outputFile="$RESULTS/jest-integration.json"
 

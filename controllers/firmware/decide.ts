@@ -8,6 +8,7 @@
 import { Draft } from './draft.js';
 import { decideObserve } from './drift.js';
 import { decideFailed, fail, gate, poll, startAttempt, timedOut } from './flow.js';
+import { decideHeld } from './hold.js';
 import { releaseAll } from './maintenance.js';
 import {
   ConditionTypes as C,
@@ -50,6 +51,9 @@ export function decide(
   const d = new Draft(kind, obj, ctx);
   // Deletion: the maintenances are owned by the object and go with it.
   if (obj.metadata.deletionTimestamp) return d.act([]);
+  // Held by its Set (hold.ts): requests nothing until the Set lets it go.
+  const held = decideHeld(d, world);
+  if (held) return held;
   // Settled by the pipeline run that owns it (drift.ts): frozen, or watching only.
   if (obj.spec.driftPolicy === 'Suspend') return { kind: 'act', actions: [], events: [] };
   if (obj.spec.driftPolicy === 'Observe') return decideObserve(d, world);

@@ -7,6 +7,7 @@ import { runControllerBinary, type CommonFlags } from '../../lib/kube/index.js';
 import { bmcTls } from '../shared/bmc-tls.js';
 import { RedfishFirmware } from './edge.js';
 import { FirmwareController } from './reconciler.js';
+import { FirmwareSetController } from './sets/reconciler.js';
 import { positiveSeconds } from '../shared/flags.js';
 import { policyConfigMapFlag, watchedPolicies } from '../shared/policy.js';
 
@@ -47,6 +48,9 @@ const mgr = await runControllerBinary({
       pollMs: flags.pollInterval,
       workers: flags.workers,
     });
+    // The Sets run here, under the same Lease: their children are this binary's objects and their
+    // caches are shared (docs/firmware.md, "The Sets").
+    new FirmwareSetController(m);
   },
 });
 

@@ -9,6 +9,7 @@ import type { Manager } from '../../lib/kube/manager.js';
 import type { Informer } from '../../lib/kube/informer.js';
 import type { ResourceClient } from '../../lib/kube/client.js';
 import { errorMessage } from '../../lib/errors.js';
+import { KubeApiError } from '../../lib/kube/errors.js';
 import { MaintenanceConditions, qualified } from '../../contract/names.js';
 import { DecisionLog } from '../../lib/log-sampling.js';
 import { findCondition } from '../../contract/conditions.js';
@@ -32,7 +33,7 @@ import type { AdmissionWaits } from './admission-waits.js';
 import type { MaintenanceMetrics } from './metrics.js';
 import type { PlanWriter } from './plan-writer.js';
 import { deniedStatus } from './decide/queue.js';
-import { refusedAfterReservation } from './waiters.js';
+import { failedAfterReservation, refusedAfterReservation } from './waiters.js';
 import { statusChanged } from './decide/status.js';
 import type { Attempt, ParkMode } from './decide/model.js';
 
@@ -131,15 +132,37 @@ export class Admitter {
       // Look again at once: the taint value, park request and projection follow the new holder.
       return { ms: 0, reason: 'admitted' };
     } catch (e) {
-      const denial = admissionDenial(e);
-      if (!denial) {
-        this.#d.metrics.attempts.inc({ result: 'error' });
-        throw e;
-      }
-      this.#d.metrics.attempts.inc({ result: 'denied' });
-      if (refusedAfterReservation(denial.code)) await this.#releaseUnused(serverName, m);
-      return this.#denied(serverName, attempt, denial);
+      return this.#notWritten(serverName, attempt, e);
     }
+  }
+
+  /**
+   * The InMaintenance write failed: a denial waits (see #denied); anything else goes up, to be retried
+   * as any failure is. Either may have left a grant the eviction webhook wrote for it, released here.
+   */
+  async #notWritten(
+    serverName: string,
+    attempt: Attempt,
+    e: unknown,
+  ): Promise<{ ms: number; reason: string }> {
+    const { m } = attempt;
+    const denial = admissionDenial(e);
+    if (!denial) {
+      this.#d.metrics.attempts.inc({ result: 'error' });
+      // Surely not stored, but the eviction webhook may have written its grant: give it back now, not
+      // at the TTL (issue 31).
+      if (e instanceof KubeApiError && failedAfterReservation(e))
+        await this.#releaseUnused(serverName, m, 'failed').catch((err: unknown) =>
+          this.#d.mgr.logger.warn(
+            { server: serverName, maintenance: nameOf(m), err: errorMessage(err) },
+            'could not release the grant of a failed InMaintenance write; the ledger TTL will',
+          ),
+        );
+      throw e;
+    }
+    this.#d.metrics.attempts.inc({ result: 'denied' });
+    if (refusedAfterReservation(denial.code)) await this.#releaseUnused(serverName, m, 'refused');
+    return this.#denied(serverName, attempt, denial);
   }
 
   /**
@@ -148,7 +171,7 @@ export class Admitter {
    * InMaintenance, so no grant of it is in use: its entries leave every fleet budget selecting the
    * server and every budget our cache shows holding one, now rather than at the ledger's TTL.
    */
-  async #releaseUnused(serverName: string, m: ServerMaintenance): Promise<void> {
+  async #releaseUnused(serverName: string, m: ServerMaintenance, at: 'refused' | 'failed'): Promise<void> {
     const labels = this.#d.servers.getByName(serverName)?.metadata.labels;
     const refs = new Map<string, BudgetRef>();
     for (const b of this.#d.sdbs.list())
@@ -158,7 +181,7 @@ export class Admitter {
       ...this.#d.scdbs.byIndex(GRANT_INDEX, uidOf(m)),
     ])
       refs.set(refKey(refOf(b)), refOf(b));
-    await this.#d.writer.release(m, [...refs.values()], 'refused');
+    await this.#d.writer.release(m, [...refs.values()], at);
   }
 
   /**

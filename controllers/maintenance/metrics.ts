@@ -71,7 +71,8 @@ export class MaintenanceMetrics {
       name: 'metal_maintenance_grants_released_total',
       help:
         'Budget ledger entries this controller removed, by budget and by when: ended (the finalizer, or ' +
-        'a failure) or refused (an InMaintenance write another admission step refused after the grant).',
+        'a failure), refused (an InMaintenance write another admission step refused after the grant) or ' +
+        'failed (an InMaintenance write not stored after the grant: a webhook call failed, a lost conflict).',
       labelNames: ['kind', 'namespace', 'budget', 'at'],
       registers,
     });

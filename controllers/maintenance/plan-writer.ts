@@ -164,7 +164,11 @@ export class PlanWriter {
    * Removes the grants of `m` from `refs`, counted by budget: `ended` for a maintenance that is done,
    * `refused` for one whose InMaintenance write was refused after a grant may have been written.
    */
-  async release(m: ServerMaintenance, refs: readonly BudgetRef[], at: 'ended' | 'refused'): Promise<void> {
+  async release(
+    m: ServerMaintenance,
+    refs: readonly BudgetRef[],
+    at: 'ended' | 'refused' | 'failed',
+  ): Promise<void> {
     for (const ref of refs)
       if (await this.#releaserOf(ref).release(uidOf(m)))
         this.#d.metrics.grantsReleased.inc({ ...budgetLabels(ref), at });

@@ -12,9 +12,11 @@ import {
   retryAfterDenial,
   BACKSTOP_MAX_MS,
   refusedAfterReservation,
+  failedAfterReservation,
   slotsFreed,
   slotsFreedByDomain,
 } from './waiters.js';
+import { KubeApiError, type KubeStatus } from '../../lib/kube/errors.js';
 
 const grants = (...uids: string[]) => uids.map((maintenanceUID) => ({ maintenanceUID }));
 /** A budget whose status the budget controller computed over `seen` grants, now holding `held`. */
@@ -205,6 +207,19 @@ describe('retryAfterDenial', () => {
         .ms,
     ).toBe(1000);
   });
+
+  it('caps a window or notBefore hint past 60 s at a jittered backstop of at most 60 s', () => {
+    const none = { woken: undefined, budgetDenials: 0 };
+    for (const reason of ['OutsideWindow', 'NotBefore']) {
+      const far = { reason, retryAfterMs: 6 * 3600_000 }; // a window opening six hours away
+      expect(retryAfterDenial(far, none, () => 1).ms).toBe(60_000);
+      expect(retryAfterDenial(far, none, () => 0).ms).toBe(45_000);
+      for (let i = 0; i < 50; i++)
+        expect(retryAfterDenial(far, none).ms).toBeLessThanOrEqual(BACKSTOP_MAX_MS);
+      // Within the cap the hint names the moment the wait ends: kept exactly.
+      expect(retryAfterDenial({ reason, retryAfterMs: 42_000 }, none, () => 0).ms).toBe(42_000);
+    }
+  });
 });
 
 describe('BudgetWaiters', () => {
@@ -306,5 +321,35 @@ describe('refusedAfterReservation', () => {
       Codes.OUTSIDE_WINDOW,
     ])
       expect(refusedAfterReservation(code)).toBe(false);
+  });
+});
+
+describe('failedAfterReservation', () => {
+  const err = (method: string, code: number, status: KubeStatus) =>
+    new KubeApiError(method, '/apis/x/servermaintenances/m/status', code, status);
+  it('is true for writes the API server surely did not store: a failed webhook call, a lost conflict', () => {
+    // What kube-apiserver answers when a webhook replica dies mid-call (failurePolicy Fail).
+    const killed = err('PATCH', 500, {
+      reason: 'InternalError',
+      message:
+        'Internal error occurred: failed calling webhook "eviction.maintenance.metal.ironcore.dev": ' +
+        'failed to call webhook: Post "https://10.0.0.1:9443/validate": EOF',
+    });
+    const conflict = err('PUT', 409, {
+      reason: 'Conflict',
+      message: 'Operation cannot be fulfilled on servermaintenances "m": the object has been modified',
+    });
+    expect(failedAfterReservation(killed)).toBe(true);
+    expect(failedAfterReservation(conflict)).toBe(true);
+  });
+
+  it('is false where the write may have been stored or no webhook ran: a timeout, other errors', () => {
+    const timeout = err('PATCH', 504, {
+      reason: 'Timeout',
+      message: 'the server was unable to return a response',
+    });
+    const gone = err('PATCH', 404, { reason: 'NotFound', message: 'servermaintenances "m" not found' });
+    const exists = err('POST', 409, { reason: 'AlreadyExists', message: 'already exists' });
+    for (const e of [timeout, gone, exists]) expect(failedAfterReservation(e)).toBe(false);
   });
 });

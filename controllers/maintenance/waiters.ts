@@ -162,7 +162,8 @@ export interface WaitState {
 
 /**
  * How long a denied maintenance waits before it asks again on its own, and its waiting state after this
- * denial. A denial that no release ends keeps the webhook's hint (at least 1 s, 30 s without one).
+ * denial. A denial that no release ends keeps the webhook's hint (at least 1 s, 30 s without one) up
+ * to BACKSTOP_MAX_MS; past it, BACKSTOP_MAX_MS jittered 75-100 %.
  */
 export function retryAfterDenial(
   denial: { reason: string; retryAfterMs: number | undefined },
@@ -170,14 +171,23 @@ export function retryAfterDenial(
   random: () => number = Math.random,
 ): WaitState & { ms: number } {
   const hint = Math.max(1000, denial.retryAfterMs ?? 30_000);
-  if (!ENDED_BY_RELEASE.has(denial.reason)) return { ms: hint, woken: undefined, budgetDenials: 0 };
+  // 75-100 %: the waiters refused together in a burst do not all look again in the same second, and
+  // none waits longer than the cap.
+  const jitter = 0.75 + 0.25 * random();
+  // A hint within the cap names when the wait ends (a notBefore, a window opening, a conflict's short
+  // retry): kept exactly. A longer one (a window opening hours away) is a backstop like any other: at
+  // most 60 s, jittered, so a policy or clock change, or a missed wake-up, costs a minute, not
+  // --max-backoff (issue 31).
+  if (!ENDED_BY_RELEASE.has(denial.reason))
+    return {
+      ms: hint <= BACKSTOP_MAX_MS ? hint : Math.round(BACKSTOP_MAX_MS * jitter),
+      woken: undefined,
+      budgetDenials: 0,
+    };
   const { woken } = state;
   if (woken !== undefined && woken < WOKEN_RETRIES)
     return { ms: WOKEN_RETRY_MS * 2 ** woken, woken: woken + 1, budgetDenials: state.budgetDenials };
   const n = state.budgetDenials + 1;
-  // 75-100 %: the waiters refused together in a burst do not all look again in the same second, and
-  // none waits longer than the cap.
-  const jitter = 0.75 + 0.25 * random();
   const base = Math.min(BACKSTOP_MAX_MS, Math.max(hint, BUDGET_RECHECK_MS * 2 ** Math.min(n - 1, 4)));
   return { ms: Math.round(base * jitter), woken: undefined, budgetDenials: n };
 }
@@ -396,4 +406,16 @@ const RESERVING_RULE_CODES: ReadonlySet<string> = new Set([
  */
 export function refusedAfterReservation(code: string): boolean {
   return !RESERVING_RULE_CODES.has(code);
+}
+
+/**
+ * Whether an InMaintenance write that failed without a denial surely was not stored, after the eviction
+ * webhook may have reserved room for it: the API server answered that calling a webhook failed (a replica
+ * killed mid-reservation, or too slow: failurePolicy Fail rejects the write), or the write lost its
+ * compare-and-swap after admission (the object changed meanwhile, e.g. it was deleted). A client-side
+ * timeout or a lost connection may have stored it: those are left to the next attempt and the TTL.
+ */
+export function failedAfterReservation(e: { statusCode: number; reason: string; message: string }): boolean {
+  if (e.statusCode === 409 && e.reason === 'Conflict') return true;
+  return e.statusCode >= 500 && /failed calling webhook/i.test(e.message);
 }

@@ -1,4 +1,4 @@
-// A binary started the way its Deployment starts it: the image's files (scripts/build-dist.sh), the
+// A binary started the way its Deployment starts it: the image's files (./dist.ts), the
 // container's command, args and env read from the manifest, so a flag that drifts between manifest
 // and binary fails the test that starts it. What the kubelet would do is done here, named as such:
 // env values from the downward API (metadata.namespace, metadata.name) and $(VAR) expansion in
@@ -6,7 +6,10 @@
 // (in-cluster config there), and free ports and test certificate paths where the pod's are fixed.
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import { REPO_ROOT } from './control-plane.js';
+import { sharedDist } from './dist.js';
+import { k8sToolPath } from './k8s-tools.js';
 import { spawnNodeProcess, type RunningBinary } from './processes.js';
 
 interface EnvVar {
@@ -28,18 +31,41 @@ export interface Deployment {
   spec: { template: { spec: { containers: Container[] } } };
 }
 
-/** The image's /app, built by scripts/build-dist.sh into `out` (a few minutes; run it once per suite). */
-export function buildDist(out: string): string {
-  try {
-    return execFileSync('bash', [join(REPO_ROOT, 'scripts', 'build-dist.sh'), out], {
+let shipped: Deployment[] | undefined;
+
+/** Every Deployment of the install as `kubectl kustomize manifests/default` renders it. */
+export function shippedDeployments(): Deployment[] {
+  shipped ??= parseAllDocuments(
+    execFileSync(k8sToolPath('kubectl'), ['kustomize', join(REPO_ROOT, 'manifests', 'default')], {
       encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 15 * 60_000,
-    }).trim();
-  } catch (e) {
-    const err = e as { stderr?: string; message: string };
-    throw new Error(`scripts/build-dist.sh failed: ${err.stderr || err.message}`, { cause: e });
-  }
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: 60_000,
+    }),
+  )
+    .map((d) => d.toJS() as { kind?: string } | null)
+    .filter((o): o is Deployment => o?.kind === 'Deployment');
+  return shipped;
+}
+
+/** The shipped Deployment of one binary: `webhook` or `<name>-controller`. */
+export function shippedDeployment(binary: string): Deployment {
+  const name = `metal-maintenance-${binary}`;
+  const d = shippedDeployments().find((x) => x.metadata.name === name);
+  if (!d) throw new Error(`manifests/default renders no Deployment ${name}`);
+  return d;
+}
+
+/**
+ * Starts `binary` as its shipped Deployment does, from the image files (prepareDist first), with the
+ * harness's `extraArgs` appended: a kubeconfig, loopback ports, test certificates and short Leases.
+ * `name` tells replicas apart in logs.
+ */
+export function spawnShipped(
+  binary: string,
+  extraArgs: string[],
+  options: { name?: string; env?: Record<string, string> } = {},
+): RunningBinary {
+  return spawnDeployed(shippedDeployment(binary), sharedDist(), extraArgs, options.env, options.name);
 }
 
 /** The kubelet's part: downward-API env and $(VAR) expansion (an unknown $(VAR) stays as written). */
@@ -78,9 +104,10 @@ export function spawnDeployed(
   distDir: string,
   extraArgs: string[],
   env: Record<string, string> = {},
+  name = deployment.metadata.name,
 ): RunningBinary {
   const p = containerProcess(deployment);
-  return spawnNodeProcess(deployment.metadata.name, [...p.argv, ...extraArgs], {
+  return spawnNodeProcess(name, [...p.argv, ...extraArgs], {
     cwd: distDir,
     env: { ...p.env, ...env, NODE_ENV: 'production' },
   });

@@ -45,6 +45,8 @@ import {
   spawnBinary,
   type RunningBinary,
 } from './processes.js';
+import { spawnShipped } from './deployed.js';
+import { prepareDist } from './dist.js';
 import { startTcpBalancer, type TcpBalancer } from './tcp-balancer.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
@@ -66,6 +68,12 @@ export interface StartWebhookOptions {
    * test run's control plane ($METAL_TEST_CP_DIR); none, no client authentication.
    */
   controlPlaneDir?: string;
+  /**
+   * Start each replica from this run's image files as the shipped Deployment starts it (its command,
+   * args and env; e2e/harness/deployed.ts), the harness's flags appended; default: webhook/main.ts
+   * through tsx.
+   */
+  fromDist?: boolean;
 }
 
 export interface WebhookReplica {
@@ -300,26 +308,26 @@ export async function startWebhook(
       keepAliveTimeout: 1000,
     });
     agent = tlsAgent;
+    if (options.fromDist) await prepareDist();
     const { kubeconfig, username } = await kubeconfigForBinary(admin, 'webhook');
     await ensurePolicyConfigMap(admin);
 
     const launch = async (r: WebhookReplica): Promise<void> => {
-      const binary = spawnBinary(
-        `webhook-${r.index}`,
-        'webhook/main.ts',
-        [
-          `--kubeconfig=${kubeconfig}`,
-          '--host=127.0.0.1',
-          '--port=0',
-          `--cert-dir=${certDir}`,
-          `--cert-poll-interval=${options.certPollSeconds ?? 30}`,
-          '--ops-host=127.0.0.1',
-          '--ops-port=0',
-          '--sync-timeout=60',
-          ...(client ? [`--client-ca-file=${client.ca}`] : []),
-        ],
-        options.env ?? {},
-      );
+      const flags = [
+        `--kubeconfig=${kubeconfig}`,
+        '--host=127.0.0.1',
+        '--port=0',
+        `--cert-dir=${certDir}`,
+        `--cert-poll-interval=${options.certPollSeconds ?? 30}`,
+        '--ops-host=127.0.0.1',
+        '--ops-port=0',
+        '--sync-timeout=60',
+        ...(client ? [`--client-ca-file=${client.ca}`] : []),
+      ];
+      const name = `webhook-${r.index}`;
+      const binary = options.fromDist
+        ? spawnShipped('webhook', flags, { name, env: options.env ?? {} })
+        : spawnBinary(name, 'webhook/main.ts', flags, options.env ?? {});
       r.binary = binary;
       const line = await binary.waitForLog(
         (l) => l.msg === 'webhook serving' || l.msg === 'webhook failed to start',

@@ -7,8 +7,14 @@
 //   - the image: {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 //   - the CRDs of metal-operator's kinds (metal.ironcore.dev): only with .Values.crd.enable, false
 //     when metal-operator is installed and owns them (manifests/overlays/next-to-metal-operator).
+//   - the policy document in the policy ConfigMap: .Values.policy when set, else the shipped default.
+//     values.schema.json holds the policy's own JSON Schema (policies/schema.ts, the one the webhook
+//     validates with), partial as a ConfigMap may be, so `helm template`/`install` refuses a value
+//     of the wrong shape naming its path; the checks that need code (time zones, unique names,
+//     minNotice <= deadline) are the webhook's, when the ConfigMap is written.
 // The Namespace object is left out: `helm install --namespace X --create-namespace` makes it.
 import { portableYAML } from '../../api/render.js';
+import { POLICY_CONFIGMAP, PolicySchema } from '../../policies/schema.js';
 
 export const CHART_NAME = 'metal-maintenance';
 /** The namespace manifests/ installs into; the chart puts the release's in its place. */
@@ -20,6 +26,7 @@ export const METAL_OPERATOR_GROUP = 'metal.ironcore.dev';
 
 const GENERATED = '# Generated from manifests/ by `npm run gen:chart`. Do not edit.\n';
 const IMAGE_PLACEHOLDER = 'chart-image-placeholder';
+const POLICY_PLACEHOLDER = 'chart-policy-placeholder';
 const IMAGE_TEMPLATE = '"{{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}"';
 
 /** A Kubernetes object as the renders hold it. */
@@ -63,10 +70,32 @@ function setImages(o: Obj): void {
   }
 }
 
+const isPolicyConfigMap = (o: Obj) => o.kind === 'ConfigMap' && o.metadata.name === POLICY_CONFIGMAP.name;
+
+/** The policy document: the release's .Values.policy when set, else the shipped one (`shipped`). */
+function policyData(shipped: string): string {
+  const indented = shipped
+    .trimEnd()
+    .split('\n')
+    .map((l) => (l ? `    ${l}` : ''))
+    .join('\n');
+  return [
+    `  ${POLICY_CONFIGMAP.key}: |`,
+    '{{- if .Values.policy }}',
+    '{{ toYaml .Values.policy | indent 4 }}',
+    '{{- else }}',
+    indented,
+    '{{- end }}',
+  ].join('\n');
+}
+
 /** One object as chart template text. */
 function template(o: Obj): string {
   const copy = structuredClone(o);
   setImages(copy);
+  const data = copy.data as Record<string, string> | undefined;
+  const shippedPolicy = isPolicyConfigMap(copy) ? data?.[POLICY_CONFIGMAP.key] : undefined;
+  if (shippedPolicy !== undefined) data![POLICY_CONFIGMAP.key] = POLICY_PLACEHOLDER;
   if (copy.kind === 'CustomResourceDefinition') {
     // Uninstalling the release must not delete the CRDs, and with them every maintenance and budget.
     copy.metadata.annotations = { ...copy.metadata.annotations, 'helm.sh/resource-policy': 'keep' };
@@ -78,6 +107,15 @@ function template(o: Obj): string {
   text = text.replaceAll(`image: ${IMAGE_PLACEHOLDER}`, `image: ${IMAGE_TEMPLATE}`);
   if (text.includes(IMAGE_PLACEHOLDER))
     throw new Error(`${o.kind}/${o.metadata.name}: image in an unexpected place`);
+  if (shippedPolicy !== undefined) {
+    const line = `  ${POLICY_CONFIGMAP.key}: ${POLICY_PLACEHOLDER}`;
+    if (!text.includes(line)) throw new Error(`${o.kind}/${o.metadata.name}: policy in an unexpected place`);
+    // After the namespace replacement above, so the default's ServiceAccount names follow the release.
+    text = text.replace(
+      line,
+      policyData(shippedPolicy.replaceAll(MANIFEST_NAMESPACE, '{{ .Release.Namespace }}')),
+    );
+  }
   const group = (copy.spec as { group?: string } | undefined)?.group;
   if (copy.kind === 'CustomResourceDefinition' && group === METAL_OPERATOR_GROUP)
     return `{{- if .Values.crd.enable }}\n${text}{{- end }}\n`;
@@ -109,7 +147,49 @@ crd:
   # Install the CRDs of metal-operator's kinds (${METAL_OPERATOR_GROUP}: Server, ServerClaim, BMC, ...).
   # false next to metal-operator, which owns them; the CRDs of our own groups are always installed.
   enable: true
+# The maintenance policy (docs/policy.md), as YAML under this key; empty: the shipped default
+# (policies/default-policy.yaml). A partial document is fine: missing fields take the defaults.
+# values.schema.json checks its shape at \`helm template\`/\`install\`; the webhook checks the rest
+# (time zones, unique names, minNotice <= deadline) when the ConfigMap is written.
+policy: {}
 `;
+
+/**
+ * The policy's JSON Schema with every object's required fields dropped, except inside list items:
+ * a ConfigMap's document is merged onto the defaults (objects merge, lists replace), so any object
+ * may be partial but a list item is taken whole.
+ */
+function partialSchema(schema: unknown, inList = false): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => partialSchema(s, inList));
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (k === 'required' && !inList) continue;
+    if (k === 'items') out[k] = partialSchema(v, true);
+    else if (k === 'properties')
+      out[k] = Object.fromEntries(
+        Object.entries(v as Record<string, unknown>).map(([name, p]) => [name, partialSchema(p, inList)]),
+      );
+    else out[k] = k === 'examples' || k === 'description' ? v : partialSchema(v, inList);
+  }
+  return out;
+}
+
+function valuesSchema(): string {
+  const schema = {
+    $schema: 'http://json-schema.org/draft-07/schema#',
+    type: 'object',
+    properties: {
+      image: {
+        type: 'object',
+        properties: { repository: { type: 'string', minLength: 1 }, tag: { type: 'string' } },
+      },
+      crd: { type: 'object', properties: { enable: { type: 'boolean' } } },
+      policy: partialSchema(JSON.parse(JSON.stringify(PolicySchema))),
+    },
+  };
+  return `${JSON.stringify(schema, null, 2)}\n`;
+}
 
 /** Every file of the chart, keyed by its path inside charts/metal-maintenance. */
 export function chartFiles(rendered: readonly unknown[], version: string): Map<string, string> {
@@ -123,6 +203,7 @@ export function chartFiles(rendered: readonly unknown[], version: string): Map<s
   const files = new Map<string, string>([
     ['Chart.yaml', chartYaml(version)],
     ['values.yaml', VALUES],
+    ['values.schema.json', valuesSchema()],
   ]);
   for (const [file, texts] of [...parts].sort(([a], [b]) => a.localeCompare(b)))
     files.set(file, GENERATED + texts.join('---\n'));

@@ -2,11 +2,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineKind, Int32, LabelSelector, type ObjectOf } from '../../schema/index.js';
 import { BASEBOARD_GROUP, BASEBOARD_VERSION } from './group.js';
+import { SetRolloutFields, SetStatusFields } from '../../firmware/set.js';
 import { BMCSettingsTemplate } from './bmcsettings.js';
 
 export const BMCSettingsSetSpec = Type.Object({
   bmcSettingsTemplate: BMCSettingsTemplate,
   bmcSelector: LabelSelector({ description: 'BMCs to configure. An empty selector selects every BMC.' }),
+  ...SetRolloutFields(),
 });
 export type BMCSettingsSetSpec = Static<typeof BMCSettingsSetSpec>;
 
@@ -17,6 +19,7 @@ export const BMCSettingsSetStatus = Type.Object({
   inProgressBMCSettings: Type.Optional(Int32({ description: 'Of those, InProgress.' })),
   completedBMCSettings: Type.Optional(Int32({ description: 'Of those, Applied.' })),
   failedBMCSettings: Type.Optional(Int32({ description: 'Of those, Failed.' })),
+  ...SetStatusFields(),
 });
 
 export const BMCSettingsSetKind = defineKind({
@@ -29,6 +32,7 @@ export const BMCSettingsSetKind = defineKind({
   description: 'BMCSettingsSet applies one BMC settings template to every selected BMC.',
   body: { spec: BMCSettingsSetSpec, status: Type.Optional(BMCSettingsSetStatus) },
   printerColumns: [
+    { name: 'Paused', type: 'boolean', jsonPath: '.spec.paused', priority: 1 },
     { name: 'Version', type: 'string', jsonPath: '.spec.bmcSettingsTemplate.version' },
     { name: 'BMCs', type: 'integer', jsonPath: '.status.fullyLabeledBMCs' },
     { name: 'Created', type: 'integer', jsonPath: '.status.availableBMCSettings' },

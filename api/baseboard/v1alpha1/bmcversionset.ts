@@ -2,11 +2,13 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineKind, Int32, LabelSelector, type ObjectOf } from '../../schema/index.js';
 import { BASEBOARD_GROUP, BASEBOARD_VERSION } from './group.js';
+import { SetRolloutFields, SetStatusFields } from '../../firmware/set.js';
 import { BMCVersionTemplate } from './bmcversion.js';
 
 export const BMCVersionSetSpec = Type.Object({
   bmcSelector: LabelSelector({ description: 'BMCs to upgrade. An empty selector selects every BMC.' }),
   bmcVersionTemplate: BMCVersionTemplate,
+  ...SetRolloutFields(),
 });
 export type BMCVersionSetSpec = Static<typeof BMCVersionSetSpec>;
 
@@ -17,6 +19,7 @@ export const BMCVersionSetStatus = Type.Object({
   inProgressBMCVersion: Type.Optional(Int32({ description: 'Of those, InProgress.' })),
   completedBMCVersion: Type.Optional(Int32({ description: 'Of those, Completed.' })),
   failedBMCVersion: Type.Optional(Int32({ description: 'Of those, Failed.' })),
+  ...SetStatusFields(),
 });
 
 export const BMCVersionSetKind = defineKind({
@@ -30,6 +33,7 @@ export const BMCVersionSetKind = defineKind({
   description: 'BMCVersionSet upgrades the firmware of every selected BMC to one version.',
   body: { spec: BMCVersionSetSpec, status: Type.Optional(BMCVersionSetStatus) },
   printerColumns: [
+    { name: 'Paused', type: 'boolean', jsonPath: '.spec.paused', priority: 1 },
     { name: 'Version', type: 'string', jsonPath: '.spec.bmcVersionTemplate.version' },
     { name: 'BMCs', type: 'integer', jsonPath: '.status.fullyLabeledBMCs' },
     { name: 'Created', type: 'integer', jsonPath: '.status.availableBMCVersion' },

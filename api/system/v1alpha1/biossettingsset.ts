@@ -3,6 +3,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineKind, Int32, LabelSelector, type ObjectOf } from '../../schema/index.js';
 import { SYSTEM_GROUP, SYSTEM_VERSION } from './group.js';
+import { SetRolloutFields, SetStatusFields } from '../../firmware/set.js';
 import { BIOSSettingsTemplate } from './biossettings.js';
 
 export const BIOSSettingsSetSpec = Type.Object({
@@ -10,6 +11,7 @@ export const BIOSSettingsSetSpec = Type.Object({
   serverSelector: LabelSelector({
     description: 'Servers to configure. An empty selector selects every server.',
   }),
+  ...SetRolloutFields(),
 });
 export type BIOSSettingsSetSpec = Static<typeof BIOSSettingsSetSpec>;
 
@@ -20,6 +22,7 @@ export const BIOSSettingsSetStatus = Type.Object({
   inProgressBIOSSettings: Type.Optional(Int32({ description: 'Of those, InProgress.' })),
   completedBIOSSettings: Type.Optional(Int32({ description: 'Of those, Applied.' })),
   failedBIOSSettings: Type.Optional(Int32({ description: 'Of those, Failed.' })),
+  ...SetStatusFields(),
 });
 
 export const BIOSSettingsSetKind = defineKind({
@@ -33,6 +36,7 @@ export const BIOSSettingsSetKind = defineKind({
   description: 'BIOSSettingsSet applies one BIOS settings template to every selected server.',
   body: { spec: BIOSSettingsSetSpec, status: Type.Optional(BIOSSettingsSetStatus) },
   printerColumns: [
+    { name: 'Paused', type: 'boolean', jsonPath: '.spec.paused', priority: 1 },
     { name: 'Version', type: 'string', jsonPath: '.spec.biosSettingsTemplate.version' },
     { name: 'Servers', type: 'integer', jsonPath: '.status.fullyLabeledServers' },
     { name: 'Created', type: 'integer', jsonPath: '.status.availableBIOSSettings' },

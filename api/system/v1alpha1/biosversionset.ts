@@ -2,6 +2,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { defineKind, Int32, LabelSelector, type ObjectOf } from '../../schema/index.js';
 import { SYSTEM_GROUP, SYSTEM_VERSION } from './group.js';
+import { SetRolloutFields, SetStatusFields } from '../../firmware/set.js';
 import { BIOSVersionTemplate } from './biosversion.js';
 
 export const BIOSVersionSetSpec = Type.Object({
@@ -9,6 +10,7 @@ export const BIOSVersionSetSpec = Type.Object({
     description: 'Servers to upgrade. An empty selector selects every server.',
   }),
   biosVersionTemplate: BIOSVersionTemplate,
+  ...SetRolloutFields(),
 });
 export type BIOSVersionSetSpec = Static<typeof BIOSVersionSetSpec>;
 
@@ -19,6 +21,7 @@ export const BIOSVersionSetStatus = Type.Object({
   inProgressBIOSVersion: Type.Optional(Int32({ description: 'Of those, InProgress.' })),
   completedBIOSVersion: Type.Optional(Int32({ description: 'Of those, Completed.' })),
   failedBIOSVersion: Type.Optional(Int32({ description: 'Of those, Failed.' })),
+  ...SetStatusFields(),
 });
 
 export const BIOSVersionSetKind = defineKind({
@@ -32,6 +35,7 @@ export const BIOSVersionSetKind = defineKind({
   description: 'BIOSVersionSet upgrades the BIOS of every selected server to one version.',
   body: { spec: BIOSVersionSetSpec, status: Type.Optional(BIOSVersionSetStatus) },
   printerColumns: [
+    { name: 'Paused', type: 'boolean', jsonPath: '.spec.paused', priority: 1 },
     { name: 'Version', type: 'string', jsonPath: '.spec.biosVersionTemplate.version' },
     { name: 'Servers', type: 'integer', jsonPath: '.status.fullyLabeledServers' },
     { name: 'Created', type: 'integer', jsonPath: '.status.availableBIOSVersion' },

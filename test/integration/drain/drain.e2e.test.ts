@@ -9,6 +9,7 @@
 // (6 and 7: consumers.e2e.test.ts)
 // 5. the workload cluster's API unreachable: a visible condition, and the deadline path still works.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import { waitFor } from '../../../e2e/harness/env.js';
 import { type WorkloadCluster } from '../../../e2e/harness/workload-cluster.js';
 import { podsOf, type Pdb } from '../../../e2e/harness/testing/workloads.js';
@@ -42,7 +43,7 @@ let f: Fleet;
 beforeAll(async () => {
   w = await startDrainWorld();
   ({ wc, lc, f } = w);
-}, 300_000);
+}, SETUP_TIMEOUT_MS);
 
 afterAll(() => stopDrainWorld(w), 90_000);
 

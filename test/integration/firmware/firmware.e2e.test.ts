@@ -3,24 +3,29 @@
 // BIOS settings applied only inside an admitted maintenance and verified by read-back; a stalled
 // update task failing within its timeout with the maintenance released; a BMC serving three
 // servers flashed once, only after all three are InMaintenance; the simulator's ledger proving
-// each flash and each settings write happened once. The kill -9 soak is soak.e2e.test.ts.
+// each flash and each settings write happened once; a BIOSVersionSet over five servers paused,
+// capped by maxConcurrent, short-circuited by a failed child and completed. The kill -9 soak is
+// soak.e2e.test.ts.
 import type { KubeObject } from '../../../api/schema/meta.js';
 import { SYSTEM_NAMESPACE } from '../../../contract/names.js';
-import { waitFor } from '../../../e2e/harness/env.js';
+import { HOLD_ANNOTATION } from '../../../controllers/firmware/sets/model.js';
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
+import { uniqueName, waitFor } from '../../../e2e/harness/env.js';
 import {
   conditionOf,
   maintenancesOf,
   startFirmwareSuite,
   waitForState,
+  type Firmware,
   type FirmwareSuite,
 } from './harness.js';
 
 let suite: FirmwareSuite;
 
-// BMC 2 has three Systems (a multi-node chassis), the others one.
+// BMC 2 has three Systems (a multi-node chassis), the others one. BMCs 5–9 serve the Set.
 beforeAll(async () => {
-  suite = await startFirmwareSuite({ bmcs: 5, systems: (i) => (i === 2 ? 3 : 1) });
-}, 120_000);
+  suite = await startFirmwareSuite({ bmcs: 10, systems: (i) => (i === 2 ? 3 : 1) });
+}, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
   await suite?.stop();
@@ -203,4 +208,155 @@ describe('firmware controller', () => {
       async () => (await maintenancesOf(suite, created.metadata.uid!)).length === 0,
     );
   });
+
+  test('BIOSVersionSet: paused, at most maxConcurrent at once, short-circuited by a failure, then complete', async () => {
+    const { names, sim, caseLabel } = await suite.servers('biosvs', [5, 6, 7, 8, 9]);
+    const setName = uniqueName('biosvs');
+    const set = await suite.biosVersionSets.create({
+      metadata: { name: setName },
+      spec: {
+        serverSelector: { matchLabels: caseLabel },
+        biosVersionTemplate: {
+          version: '2.5.0',
+          serverMaintenancePolicy: 'Enforced',
+          image: { URI: 'https://images.test/bios/2.5.0' },
+          retryPolicy: { maxAttempts: 0 },
+        },
+        paused: true,
+        maxConcurrent: 2,
+        maxFailures: 0,
+      },
+    });
+    const children = async () =>
+      (await suite.biosVersions.list({})).items.filter((c) =>
+        c.metadata.ownerReferences?.some((r) => r.uid === set.metadata.uid),
+      );
+    const held = (c: Firmware) => c.metadata.annotations?.[HOLD_ANNOTATION];
+    const updatesStarted = (i: number) => ledgerOf(sim[i]!.bmc, sim[i]!.system)[0]?.biosUpdatesStarted;
+    // Samples the children every 100 ms until `until` holds; the peak of InProgress children. On a
+    // timeout the message says where each child stands.
+    const watch = async (
+      what: string,
+      until: (cs: Firmware[], s: Firmware) => boolean,
+      timeoutMs: number,
+    ) => {
+      let peak = 0;
+      let last: Firmware[] = [];
+      try {
+        await waitFor(
+          what,
+          async () => {
+            last = await children();
+            peak = Math.max(peak, last.filter((c) => c.status?.state === 'InProgress').length);
+            return until(last, await suite.biosVersionSets.get(setName));
+          },
+          { timeoutMs, intervalMs: 100 },
+        );
+      } catch (e) {
+        const where = last.map((c) => {
+          const p = conditionOf(c, 'Progressing');
+          return `${c.metadata.name}: ${c.status?.state} ${p?.reason}: ${p?.message} hold=${held(c)}`;
+        });
+        const st = (await suite.biosVersionSets.get(setName)).status;
+        where.push(`ledger: ${JSON.stringify(sim.map((x) => ledgerOf(x.bmc, x.system)[0]))}`);
+        throw new Error(`${(e as Error).message}\n${where.join('\n')}\nset: ${JSON.stringify(st)}`, {
+          cause: e,
+        });
+      }
+      return peak;
+    };
+
+    // Paused: one child per server, every one held, no maintenance, nothing flashed.
+    await watch(
+      'five children, all held Paused',
+      (cs, s) =>
+        cs.length === 5 &&
+        cs.every((c) => held(c) === 'Paused') &&
+        conditionOf(s, 'Paused')?.status === 'True',
+      30_000,
+    );
+    await new Promise((r) => setTimeout(r, 2_000));
+    for (const c of await children()) {
+      expect(c.status?.state ?? 'Pending').toBe('Pending');
+      expect(await maintenancesOf(suite, c.metadata.uid!)).toHaveLength(0);
+    }
+    expect(names.map((_, i) => updatesStarted(i))).toEqual([0, 0, 0, 0, 0]);
+
+    // Resumed with the first server's next update failing: two start (target order), one fails,
+    // maxFailures 0 is exceeded and the three not yet started stay held.
+    suite.sim.bmc(sim[0]!.bmc).faults.add({ kind: 'taskFail', times: 1 });
+    await suite.biosVersionSets.patch(setName, { spec: { paused: false } });
+    const peakBefore = await watch(
+      'ShortCircuited, nothing in progress',
+      (cs, s) =>
+        conditionOf(s, 'ShortCircuited')?.status === 'True' &&
+        cs.every((c) => c.status?.state !== 'InProgress'),
+      60_000,
+    );
+    expect(peakBefore).toBeLessThanOrEqual(2);
+    const afterFailure = await children();
+    const failed = afterFailure.filter((c) => c.status?.state === 'Failed');
+    expect(failed.map((c) => (c.spec.serverRef as { name: string }).name)).toEqual([names[0]]);
+    expect(afterFailure.filter((c) => held(c) === 'ShortCircuited').length).toBeGreaterThanOrEqual(3);
+    expect(conditionOf(await suite.biosVersionSets.get(setName), 'ShortCircuited')?.message).toContain(
+      '1 of 5 BIOSVersion children Failed',
+    );
+    for (let i = 2; i < 5; i++) expect(updatesStarted(i)).toBe(0);
+
+    // Tolerating one failure: the rest roll out, two at a time; the failed one is not retried.
+    await suite.biosVersionSets.patch(setName, { spec: { maxFailures: 1 } });
+    const peakAfter = await watch(
+      'four children Completed',
+      (cs) => cs.filter((c) => c.status?.state === 'Completed').length === 4,
+      90_000,
+    );
+    expect(peakAfter).toBe(2);
+    let s = await suite.biosVersionSets.get(setName);
+    expect(conditionOf(s, 'ShortCircuited')?.status).toBe('False');
+    expect(conditionOf(s, 'RolloutComplete')?.status).toBe('False');
+    expect(updatesStarted(0)).toBe(1);
+
+    // Deleting the failed child is the way on: the Set stamps a new one, which succeeds.
+    const oldChild = failed[0]!;
+    await suite.biosVersions.delete(oldChild.metadata.name!);
+    let seenMeta = '';
+    await waitFor(
+      'a new child for the first server',
+      async () => {
+        const c = await suite.biosVersions.find(oldChild.metadata.name!);
+        seenMeta = JSON.stringify({ ...c?.metadata, managedFields: undefined });
+        return c !== undefined && c.metadata.uid !== oldChild.metadata.uid;
+      },
+      { timeoutMs: 20_000 },
+    ).catch((e: Error) => {
+      throw new Error(`${e.message}; last seen ${seenMeta}`, { cause: e });
+    });
+    await watch('RolloutComplete', (_, x) => conditionOf(x, 'RolloutComplete')?.status === 'True', 60_000);
+    s = await suite.biosVersionSets.get(setName);
+    expect(s.status).toMatchObject({
+      fullyLabeledServers: 5,
+      availableBIOSVersion: 5,
+      completedBIOSVersion: 5,
+      failedBIOSVersion: 0,
+      heldChildren: 0,
+    });
+    for (const [i, l] of sim.entries()) {
+      const [ledger] = ledgerOf(l.bmc, l.system);
+      expect({ i, version: ledger?.biosVersion, flashes: ledger?.biosFlashes }).toEqual({
+        i,
+        version: '2.5.0',
+        flashes: 1,
+      });
+    }
+    expect(updatesStarted(0)).toBe(2);
+    for (const c of await children()) {
+      expect(conditionOf(c, 'VersionUpgradeCompleted')?.status).toBe('True');
+      // Released: deleted right after the read-back, gone once the maintenance controller's
+      // cleanup finalizer has run.
+      await waitFor(
+        `${c.metadata.name}'s maintenance gone`,
+        async () => (await maintenancesOf(suite, c.metadata.uid!)).length === 0,
+      );
+    }
+  }, 150_000);
 });

@@ -1,6 +1,7 @@
 // The firmware suite's world: the lifecycle stack (real webhook, maintenance/approval/budget
 // controllers as processes, the fleet simulator) plus the BMC simulator and the firmware
-// controller as its own process under its own ServiceAccount. Servers of a case point at
+// controller as its own process under its own ServiceAccount, from the run's image files with its
+// Deployment's command, args and env (e2e/harness/deployed.ts). Servers of a case point at
 // simulated BMCs (several Systems behind one BMC where asked).
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,19 +11,22 @@ import type { KubeObject } from '../../../api/schema/meta.js';
 import { REDFISH_PATH_PREFIX_ANNOTATION } from '../../../controllers/shared/bmc-access.js';
 import { SYSTEM_NAMESPACE } from '../../../contract/names.js';
 import { waitFor, uniqueName } from '../../../e2e/harness/env.js';
-import { kubeconfigForBinary, spawnBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
+import { kubeconfigForBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
+import { spawnShipped } from '../../../e2e/harness/deployed.js';
+import type { SimTiming } from '../../../e2e/sim/bmc/model.js';
 import { startBmcSimulator, type BmcSimulator, type SimServer } from '../../../e2e/sim/bmc/server.js';
 import type { ResourceClient } from '../../../lib/kube/client.js';
 import {
   BIOSSettingsResource,
   BIOSVersionResource,
+  BIOSVersionSetResource,
   BMCResource,
   BMCSecretResource,
   BMCSettingsResource,
   BMCVersionResource,
   ServerMaintenanceResource,
 } from '../../../lib/kube/kinds.js';
-import { startLifecycle, type Lifecycle } from '../lifecycle/harness.js';
+import { CASE_LABEL, startLifecycle, type Lifecycle } from '../lifecycle/harness.js';
 
 export type Firmware = KubeObject & {
   spec: Record<string, unknown>;
@@ -41,13 +45,20 @@ export interface FirmwareSuite {
   biosSettings: ResourceClient<Firmware>;
   bmcVersions: ResourceClient<Firmware>;
   bmcSettings: ResourceClient<Firmware>;
+  biosVersionSets: ResourceClient<Firmware>;
   maintenances: ResourceClient<ServerMaintenance>;
-  /** Servers of a new case, each behind its simulated BMC and System; BMC objects named `<case>-bmc<i>`. */
+  /**
+   * Servers of a new case, each behind its simulated BMC and System; BMC objects named
+   * `<case>-bmc<i>`; `caseLabel` selects exactly these servers (a Set's serverSelector).
+   */
   servers(
     caseName: string,
     bmcIndexes: number[],
-  ): Promise<{ names: string[]; bmcs: string[]; sim: SimServer[] }>;
-  /** kill -9 of the leading replica; a standby takes over, a new standby is started behind it. */
+  ): Promise<{ names: string[]; bmcs: string[]; sim: SimServer[]; caseLabel: Record<string, string> }>;
+  /**
+   * kill -9 of the leading replica once another replica is synced; a standby takes over, a new
+   * standby is started behind it.
+   */
   killLeader(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -55,18 +66,22 @@ export interface FirmwareSuite {
 export async function startFirmwareSuite(opts: {
   bmcs: number;
   systems?: (i: number) => number;
+  /** Replicas of the controller: one leads, the rest stand by. Default 2. */
+  replicas?: number;
+  /** Simulator timing over the suite's defaults (a slower flash keeps a rollout going longer). */
+  timing?: Partial<SimTiming>;
 }): Promise<FirmwareSuite> {
   const lc = await startLifecycle({});
   const sim = await startBmcSimulator({
     count: opts.bmcs,
     systems: opts.systems ?? 1,
-    timing: { updateMs: 600, restartMs: 300, powerOnMs: 200, managerResetOutageMs: 800 },
+    timing: { updateMs: 600, restartMs: 300, powerOnMs: 200, managerResetOutageMs: 800, ...opts.timing },
   });
   const caFile = join(mkdtempSync(join(tmpdir(), 'fw-ca-')), 'ca.pem');
   writeFileSync(caFile, sim.ca);
   const { kubeconfig } = await kubeconfigForBinary(lc.admin, 'firmware-controller');
   const spawn = () =>
-    spawnBinary('firmware-controller', 'controllers/firmware/main.ts', [
+    spawnShipped('firmware-controller', [
       `--kubeconfig=${kubeconfig}`,
       '--ops-host=127.0.0.1',
       '--ops-port=0',
@@ -85,7 +100,9 @@ export async function startFirmwareSuite(opts: {
     const seen = b.logs.filter((l) => l.msg === 'leader observed');
     return seen.length > 0 && identity(b) !== undefined && seen[seen.length - 1]!.leader === identity(b);
   };
-  const replicas = [spawn(), spawn()];
+  // Synced: its caches are filled and it campaigns for the Lease, so it can take over at once.
+  const synced = (b: RunningBinary) => b.logs.some((l) => l.msg === 'caches synced');
+  const replicas = Array.from({ length: opts.replicas ?? 2 }, () => spawn());
   await Promise.all(
     replicas.map((r) => r.waitForLog((l) => l.msg === 'firmware-controller started', 90_000)),
   );
@@ -103,6 +120,7 @@ export async function startFirmwareSuite(opts: {
     biosSettings: admin.resource<Firmware>(BIOSSettingsResource),
     bmcVersions: admin.resource<Firmware>(BMCVersionResource),
     bmcSettings: admin.resource<Firmware>(BMCSettingsResource),
+    biosVersionSets: admin.resource<Firmware>(BIOSVersionSetResource),
     maintenances: admin.resource<ServerMaintenance>(ServerMaintenanceResource),
     async servers(caseName, bmcIndexes) {
       const all = sim.servers();
@@ -139,17 +157,33 @@ export async function startFirmwareSuite(opts: {
           }),
         ),
       );
-      return { names: fleet.servers, bmcs: bmcIndexes.map((i) => bmcNames.get(i)!), sim: picked };
+      return {
+        names: fleet.servers,
+        bmcs: bmcIndexes.map((i) => bmcNames.get(i)!),
+        sim: picked,
+        caseLabel: { [CASE_LABEL]: fleet.name },
+      };
     },
     async killLeader() {
       const leader = replicas.find(leads);
       if (!leader) throw new Error('no firmware-controller leads');
+      // Never kill the only warm replica: a replacement still starting (tsx, informer lists) is no
+      // standby, and a kill then costs a cold start instead of a Lease takeover.
+      await waitFor(
+        'a synced firmware-controller standby',
+        () => replicas.some((r) => r !== leader && synced(r)),
+        {
+          timeoutMs: 90_000,
+          intervalMs: 50,
+        },
+      );
       leader.proc.kill('SIGKILL');
       await leader.exited;
       replicas.splice(replicas.indexOf(leader), 1);
       replicas.push(spawn());
+      // A standby takes the Lease once the dead leader's expires (--lease-duration=3).
       await waitFor('a new firmware-controller leader', () => replicas.some(leads), {
-        timeoutMs: 90_000,
+        timeoutMs: 30_000,
         intervalMs: 50,
       });
       controller = replicas.find(leads)!;

@@ -8,13 +8,24 @@ import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { parseAllDocuments } from 'yaml';
 import { adminClient, freshNamespace } from '../../../e2e/harness/env.js';
-import { buildDist, spawnDeployed, type Deployment } from '../../../e2e/harness/deployed.js';
+import {
+  containerProcess,
+  shippedDeployment,
+  shippedDeployments,
+  spawnDeployed,
+} from '../../../e2e/harness/deployed.js';
+import {
+  SETUP_TIMEOUT_MS,
+  builtDigest,
+  enclosingNodeModules,
+  inputsDigest,
+  prepareDist,
+} from '../../../e2e/harness/dist.js';
 import { adminKubeconfig } from '../../../e2e/harness/processes.js';
 import { makeServingCertificate } from '../../../e2e/harness/webhook.js';
 import type { KubeClient } from '../../../lib/kube/client.js';
-import { MANIFESTS, kubectlPath, ok, tool } from './tools.js';
+import { tool } from './tools.js';
 
 const run = promisify(execFile);
 /** npm with the test's environment (its registry settings), allowed minutes on a cold cache. */
@@ -25,15 +36,20 @@ let work: string;
 let app: string;
 let admin: KubeClient;
 
-beforeAll(() => {
+beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'metal-dist-test-'));
-  // Outside the repository: beside its node_modules a missing production dependency would resolve.
-  app = buildDist(join(work, 'app'));
-}, 15 * 60_000);
+  // The checkout's one build, shared with the lifecycle suites (e2e/harness/dist.ts).
+  app = await prepareDist();
+}, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
   await admin?.close();
   if (work) rmSync(work, { recursive: true, force: true });
+});
+
+it('is built from the checkout as it is now, outside any Node project', () => {
+  expect(builtDigest(app)).toBe(inputsDigest());
+  expect(enclosingNodeModules(app)).toBeUndefined();
 });
 
 it('holds the compiled binaries and production dependencies only', () => {
@@ -47,9 +63,7 @@ it('holds the compiled binaries and production dependencies only', () => {
 describe('every Deployment', () => {
   it('starts its binary from the image files with the manifest’s command, args and env', async () => {
     admin = await adminClient();
-    const deployments = parseAllDocuments(await ok(kubectlPath(), ['kustomize', MANIFESTS]))
-      .map((d) => d.toJS() as { kind: string })
-      .filter((o): o is Deployment => o.kind === 'Deployment');
+    const deployments = shippedDeployments();
     expect(deployments.length).toBeGreaterThanOrEqual(6);
     const { certDir } = makeServingCertificate(mkdtempSync(join(work, 'certs-')));
     for (const d of deployments) {
@@ -83,6 +97,52 @@ describe('every Deployment', () => {
       }
     }
   }, 600_000);
+});
+
+describe('a flag that drifts between manifest and binary', () => {
+  /** The Deployment with one arg rewritten, started as the harness starts it; its exit and output. */
+  async function startDrifted(binary: string, from: string, to: string) {
+    const d = structuredClone(shippedDeployment(binary));
+    const container = d.spec.template.spec.containers[0]!;
+    expect(container.args).toContain(from);
+    container.args = container.args!.map((a) => (a === from ? to : a));
+    const p = containerProcess(d);
+    try {
+      await run(process.execPath, [...p.argv, `--kubeconfig=${adminKubeconfig()}`, '--ops-port=0'], {
+        cwd: app,
+        env: { ...process.env, ...p.env, NODE_ENV: 'production' },
+        timeout: 30_000,
+      });
+      return { code: 0, output: '' };
+    } catch (e) {
+      const err = e as { code?: number; killed?: boolean; stdout?: string; stderr?: string };
+      return { code: err.killed ? 'timeout' : err.code, output: `${err.stderr ?? ''}${err.stdout ?? ''}` };
+    }
+  }
+
+  // The lifecycle suites start every binary this way (their crash suite checks the argv), so either
+  // drift below would stop the suite's setup rather than pass unseen.
+  it('stops the binary at start, naming the flag, when the binary no longer knows it', async () => {
+    const r = await startDrifted(
+      'maintenance-controller',
+      '--park-mode=annotation',
+      '--parking-mode=annotation',
+    );
+    expect(r.code).not.toBe(0);
+    expect(r.code).not.toBe('timeout');
+    expect(r.output).toContain('--parking-mode');
+  });
+
+  it('stops the binary at start, naming the value, when the manifest passes a value it refuses', async () => {
+    const r = await startDrifted(
+      'maintenance-controller',
+      '--park-mode=annotation',
+      '--park-mode=annotations',
+    );
+    expect(r.code).not.toBe(0);
+    expect(r.code).not.toBe('timeout');
+    expect(r.output).toContain('annotations');
+  });
 });
 
 describe('kubectl metal', () => {

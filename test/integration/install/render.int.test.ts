@@ -7,7 +7,9 @@ import { describe, expect, it } from '@jest/globals';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import { parseAllDocuments } from 'yaml';
+import { parseAllDocuments, stringify } from 'yaml';
+import { parsePolicyConfigMap } from '../../../lib/policy/parse.js';
+import { POLICY_CONFIGMAP } from '../../../policies/schema.js';
 import { REPO_ROOT } from '../../../e2e/harness/control-plane.js';
 import type { Obj } from '../../../scripts/lib/chart.js';
 import { CHART, MANIFESTS, helmPath, kubectlPath, ok, pythonPath, tool } from './tools.js';
@@ -169,6 +171,53 @@ describe('the Helm chart', () => {
     const text = await ok(helmPath(), ['template', 'mm', CHART, '--namespace', 'fleet-ops']);
     expect(text).not.toContain('metal-maintenance-system');
     expect(text).toContain('system:serviceaccount:fleet-ops:approval-controller');
+  });
+});
+
+describe('the chart’s policy value', () => {
+  const policyOf = (objs: Obj[]) =>
+    objs.find((o) => o.kind === 'ConfigMap' && o.metadata.name === POLICY_CONFIGMAP.name);
+  const values = (policy: unknown) => {
+    const dir = mkdtempSync(join(tmpdir(), 'chart-values-'));
+    writeFileSync(join(dir, 'values.yaml'), stringify({ policy }));
+    return join(dir, 'values.yaml');
+  };
+
+  it('becomes the policy ConfigMap’s document, read by the webhook’s parser as given', async () => {
+    const policy = { grants: { ttl: '5m' }, legacyLabels: { mode: 'deny' } };
+    const cm = policyOf(await helmTemplate('-f', values(policy)));
+    const parsed = parsePolicyConfigMap(cm);
+    expect(parsed.ok).toBe(true);
+    if (!parsed.ok) return;
+    expect(parsed.policy.grants.ttl).toBe('5m');
+    expect(parsed.policy.legacyLabels.mode).toBe('deny');
+  });
+
+  it('left empty, is the shipped default policy', async () => {
+    const cm = policyOf(await helmTemplate()) as unknown as { data: Record<string, string> };
+    const shipped = (await kustomize(MANIFESTS)).find(
+      (o) => o.kind === 'ConfigMap' && o.metadata.name === POLICY_CONFIGMAP.name,
+    ) as unknown as { data: Record<string, string> };
+    expect(cm.data[POLICY_CONFIGMAP.key]).toBe(shipped.data[POLICY_CONFIGMAP.key]);
+  });
+
+  it.each([
+    [{ grants: { ttl: 'forever' } }, "at '/policy/grants/ttl': 'forever' does not match pattern"],
+    [{ grantz: { ttl: '1m' } }, "at '/policy': additional properties 'grantz' not allowed"],
+    [{ legacyLabels: { mode: 'maybe' } }, "at '/policy/legacyLabels/mode'"],
+    // A list replaces the default whole: its items must be complete.
+    [{ windows: [{ name: 'w' }] }, "at '/policy/windows/0'"],
+  ])('of the wrong shape fails helm template naming its path: %j', async (policy, message) => {
+    const r = await tool(helmPath(), ['template', 'mm', CHART, '-f', values(policy)]);
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain(message);
+  });
+
+  it('whose error needs code (minNotice past the deadline) renders, and the webhook’s parser refuses it', async () => {
+    const policy = { classes: { Urgent: { deadline: '1h', minNotice: '2h' } } };
+    const parsed = parsePolicyConfigMap(policyOf(await helmTemplate('-f', values(policy))));
+    expect(parsed.ok).toBe(false);
+    expect(JSON.stringify(parsed)).toContain('classes.Urgent.minNotice');
   });
 });
 

@@ -2,6 +2,7 @@
 // not before), while the grant of a running maintenance stays however old; deleting a ServerMaintenance
 // in any phase releases its grant, taint and park within 60 s.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import type { LedgerEntry, ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerDisruptionBudget } from '../../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import { waitFor } from '../../../e2e/harness/env.js';
@@ -25,7 +26,7 @@ const TTL_MS = 15_000; // the suite policy's grants.ttl
 let lc: Lifecycle;
 beforeAll(async () => {
   lc = await startLifecycle({ actorHoldMs: 1000 });
-}, 120_000);
+}, SETUP_TIMEOUT_MS);
 afterAll(async () => {
   await lc?.stop();
 }, 60_000);

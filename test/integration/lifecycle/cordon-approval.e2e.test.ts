@@ -2,6 +2,7 @@
 // and approvals are scoped to a maintenance uid (approving M1 never starts M2; one approval write
 // covering several queued maintenances runs them back to back, and approves nothing else).
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
 import { KubeClient } from '../../../lib/kube/client.js';
 import { serviceAccountKubeconfig, waitFor } from '../../../e2e/harness/env.js';
@@ -27,7 +28,7 @@ import { LEGACY_NEEDED_LABEL } from '../../../contract/legacy-labels.js';
 let lc: Lifecycle;
 beforeAll(async () => {
   lc = await startLifecycle({ actorHoldMs: 1500 });
-}, 120_000);
+}, SETUP_TIMEOUT_MS);
 afterAll(async () => {
   await lc?.stop();
 }, 60_000);

@@ -2,6 +2,7 @@
 // DeadlineReached) and a defer past the deadline is refused while one within it is honoured; a claim
 // nobody consumes follows the policy's approval path; maintenance windows from policy are honoured.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
 import { KubeClient } from '../../../lib/kube/client.js';
 import { KubeApiError } from '../../../lib/kube/errors.js';
@@ -30,7 +31,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 let lc: Lifecycle;
 beforeAll(async () => {
   lc = await startLifecycle({ actorHoldMs: 1000 });
-}, 120_000);
+}, SETUP_TIMEOUT_MS);
 afterAll(async () => {
   await lc?.stop();
 }, 60_000);

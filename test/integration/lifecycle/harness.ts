@@ -1,5 +1,9 @@
 // The lifecycle suite's world: the real admission webhook, the three lifecycle controllers as their own
-// processes under their own ServiceAccounts (RBAC from manifests/<name>/rbac.yaml), the fleet
+// processes under their own ServiceAccounts (RBAC from manifests/<name>/rbac.yaml), each started from
+// this run's image files (one scripts/build-dist.sh per run, shared by every suite) with the command,
+// args and env of its shipped Deployment (e2e/harness/deployed.ts), so a flag that drifts between
+// manifest and binary fails here; the harness appends only a kubeconfig, loopback ports and short
+// Leases. The fleet
 // simulator (e2e/sim/fleet) for what metal-operator does (park/unpark, and the actor that finishes a
 // maintenance by deleting it), a short test policy, and a recorder of every ServerMaintenance state
 // the watch shows, for invariants.
@@ -26,7 +30,9 @@ import {
   waitFor,
   type WaitOptions,
 } from '../../../e2e/harness/env.js';
-import { kubeconfigForBinary, spawnBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
+import { kubeconfigForBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
+import { spawnShipped } from '../../../e2e/harness/deployed.js';
+import { prepareDist } from '../../../e2e/harness/dist.js';
 import { defaultPolicyData, startWebhook, type WebhookHandle } from '../../../e2e/harness/webhook.js';
 import { FleetSimulator } from '../../../e2e/sim/fleet/simulator.js';
 import { CLAIM_FINALIZER, HOLD_ANNOTATION } from '../../../e2e/sim/fleet/decisions.js';
@@ -47,6 +53,8 @@ export const CONTROLLERS: readonly ControllerName[] = [
   'approval-controller',
   'budget-controller',
 ];
+
+/** Source entry points, for suites that run the controllers through tsx (the upstream suite). */
 export const ENTRY: Record<ControllerName, string> = {
   'maintenance-controller': 'controllers/maintenance/main.ts',
   'approval-controller': 'controllers/approval/main.ts',
@@ -160,17 +168,18 @@ async function started(bin: RunningBinary, name: ControllerName): Promise<void> 
 }
 
 export async function startLifecycle(options: LifecycleOptions = {}): Promise<Lifecycle> {
+  await prepareDist();
   const admin = await adminClient();
   const fleetName = uniqueName('lc');
   const ns = await freshNamespace(admin, 'lc-ops');
-  const webhook = await startWebhook(admin, { replicas: 1 });
+  const webhook = await startWebhook(admin, { replicas: 1, fromDist: true });
   await writePolicy(admin, policyData(options.policy ?? {}));
   const all = [...CONTROLLERS, ...(options.extra ?? [])];
   const kubeconfigs = Object.fromEntries(
     await Promise.all(all.map(async (c) => [c, (await kubeconfigForBinary(admin, c)).kubeconfig] as const)),
   ) as Record<ControllerName, string>;
   const spawn = (name: ControllerName) =>
-    spawnBinary(name, ENTRY[name], [
+    spawnShipped(name, [
       `--kubeconfig=${kubeconfigs[name]}`,
       '--ops-host=127.0.0.1',
       '--ops-port=0',

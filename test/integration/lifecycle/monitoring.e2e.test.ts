@@ -1,6 +1,6 @@
 // The monitoring an operator installs, against the running system: a real Prometheus (Debian's)
-// scrapes every binary (the webhook; the maintenance, approval, budget, boot and firmware
-// controllers) and the API server, with the job labels the shipped PodMonitor gives them, and
+// scrapes every binary (the webhook; the maintenance, approval, budget, boot, firmware and drain
+// controllers, each started from the run's image files as its Deployment starts it) and the API server, with the job labels the shipped PodMonitor gives them, and
 // evaluates the shipped PrometheusRule. Alerts are seen firing for a stalled maintenance (budget
 // exhausted while it waits), a stopped controller and a dead webhook; then every query of the
 // shipped dashboard and every alert expression runs on the real Prometheus and must name only
@@ -15,7 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, readControlPlane } from '../../../e2e/harness/control-plane.js';
 import { waitFor } from '../../../e2e/harness/env.js';
-import { kubeconfigForBinary, spawnBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
+import { kubeconfigForBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
+import { spawnShipped } from '../../../e2e/harness/deployed.js';
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import {
   promqlNames,
   shippedRuleGroups,
@@ -71,9 +73,9 @@ let dir: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'metal-monitoring-'));
-  lc = await startLifecycle({ actorHoldMs: 800 });
+  lc = await startLifecycle({ actorHoldMs: 800, extra: ['drain-controller'] });
   const { kubeconfig } = await kubeconfigForBinary(lc.admin, 'boot-controller');
-  boot = spawnBinary('boot-controller', 'controllers/boot/main.ts', [
+  boot = spawnShipped('boot-controller', [
     `--kubeconfig=${kubeconfig}`,
     '--ops-host=127.0.0.1',
     '--ops-port=0',
@@ -82,7 +84,7 @@ beforeAll(async () => {
     '--retry-period=1',
   ]);
   const fw = await kubeconfigForBinary(lc.admin, 'firmware-controller');
-  firmware = spawnBinary('firmware-controller', 'controllers/firmware/main.ts', [
+  firmware = spawnShipped('firmware-controller', [
     `--kubeconfig=${fw.kubeconfig}`,
     '--ops-host=127.0.0.1',
     '--ops-port=0',
@@ -98,7 +100,7 @@ beforeAll(async () => {
       address: `127.0.0.1:${r.opsPort}`,
     })),
     ...(await Promise.all(
-      CONTROLLERS.map(async (c) => ({
+      [...CONTROLLERS, 'drain-controller' as const].map(async (c) => ({
         job: `metal-maintenance-${c}`,
         address: `127.0.0.1:${await opsPort(lc.controllers[c])}`,
       })),
@@ -120,7 +122,7 @@ beforeAll(async () => {
   }));
   prom = await startPrometheus({ dir, targets, ruleFile: writeRuleFile(dir, groups) });
   await prom.waitForTargets(60_000);
-}, 180_000);
+}, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
   await prom?.stop();
@@ -151,6 +153,7 @@ describe('monitoring against the running system', () => {
       'metal-maintenance-approval-controller',
       'metal-maintenance-boot-controller',
       'metal-maintenance-budget-controller',
+      'metal-maintenance-drain-controller',
       'metal-maintenance-firmware-controller',
       'metal-maintenance-maintenance-controller',
       'metal-maintenance-webhook',

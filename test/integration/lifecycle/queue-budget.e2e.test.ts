@@ -3,6 +3,7 @@
 // unavailable for other reasons, exactly one new maintenance starts and the rest wait with reason
 // BudgetExhausted.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import { waitFor } from '../../../e2e/harness/env.js';
 import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
 import {
@@ -28,7 +29,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 let lc: Lifecycle;
 beforeAll(async () => {
   lc = await startLifecycle({ actorHoldMs: 800 });
-}, 120_000);
+}, SETUP_TIMEOUT_MS);
 afterAll(async () => {
   await lc?.stop();
 }, 60_000);

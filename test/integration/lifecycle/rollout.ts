@@ -7,6 +7,9 @@
 // - never more than K maintenances InMaintenance at once, never two on one server;
 // - no ledger entry of a maintenance that is not InMaintenance lives longer than the grant TTL, plus
 //   the longest time a killed controller was down (its successor must take the Lease and sync first);
+// - no maintenance stays admissible (approved, server free, budget room, counted from the maintenances)
+//   for more than 10 s without starting, while the maintenance controller runs (the idle-slot oracle,
+//   e2e/harness/idle-slot.ts; a killed maintenance controller's downtime does not count);
 // and at the end: every maintenance finished (none Failed), no server left tainted, parked or
 // projected, no grant. The scenarios run with a long park timeout: how fast the simulator parks on a
 // loaded machine is not what they test.
@@ -18,11 +21,24 @@ import {
   TEST_POLICY,
   overlaps,
   peakInMaintenance,
-  type ControllerName,
   type Lifecycle,
   type StateRecord,
 } from './harness.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { IdleSlotOracle, type IdleSlotReport } from '../../../e2e/harness/idle-slot.js';
+import { Informer } from '../../../lib/kube/informer.js';
+import { ServerClaimDisruptionBudgetResource, ServerMaintenanceResource } from '../../../lib/kube/kinds.js';
+import type { ServerClaimDisruptionBudget } from '../../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
+import { chaos, type ChaosStats, type Victim } from './chaos.js';
+import {
+  GrantTally,
+  createShape,
+  deleteShape,
+  type BudgetShape,
+  type GrantCounts,
+  type ShapedBudgets,
+  type ShapeOptions,
+} from './shapes.js';
 
 /** The policy crash scenarios run with: the suite's, with a park timeout no loaded machine reaches. */
 export const CHAOS_POLICY = { timeouts: { ...TEST_POLICY.timeouts, park: '5m' } };
@@ -31,6 +47,13 @@ export interface RolloutOptions {
   servers: number;
   /** Budget: maxUnavailable over the rollout's servers. */
   budget: number;
+  /** The budgets beside it (shapes.ts): none (default), per rack, per rack and a tenant's in percent. */
+  shape?: BudgetShape;
+  racks?: ShapeOptions['racks'];
+  rackBudget?: ShapeOptions['rackBudget'];
+  tenantBudget?: ShapeOptions['tenantBudget'];
+  /** Kill the (single) webhook replica too, in turn with the controllers. */
+  killWebhook?: boolean;
   /** Servers that get a second maintenance (queued behind the first). */
   doubles?: number;
   /** Milliseconds between kills: uniformly random in [min, max]. */
@@ -51,7 +74,7 @@ export interface RolloutResult {
   problems: string[];
   durationMs: number;
   maintenances: number;
-  kills: Record<ControllerName, number>;
+  kills: Partial<Record<Victim, number>>;
   /** Longest a killed controller was down before its successor ran (ms). */
   maxDowntimeMs: number;
   peakInMaintenance: number;
@@ -59,10 +82,10 @@ export interface RolloutResult {
   maxIdleGrantAgeMs: number;
   stuckServers: string[];
   leftoverGrants: number;
-}
-
-function between([lo, hi]: [number, number], random: () => number): number {
-  return lo + random() * (hi - lo);
+  /** The idle-slot oracle's verdict: the longest admissible-but-waiting time and any stall. */
+  idleSlot: IdleSlotReport;
+  /** Ledger entries of the round's budgets: written, used, released, expired (GrantExpired Events). */
+  grants: GrantCounts;
 }
 
 /** Creates the fleet, budget and maintenances of one rollout round. */
@@ -78,12 +101,12 @@ async function prepare(lc: Lifecycle, round: string, o: RolloutOptions) {
   const servers = [...a.servers, ...b.servers];
   const caseKey = 'lifecycle.metal.ironcore.dev/round';
   for (const s of servers) await lc.servers.patch(s, { metadata: { labels: { [caseKey]: round } } });
-  const budget = await lc.sdbs.create({
-    metadata: { name: `${round}-budget` },
-    spec: {
-      serverSelector: { matchLabels: { [FLEET_LABEL]: lc.fleetName, [caseKey]: round } },
-      maxUnavailable: o.budget,
-    },
+  const shaped = await createShape(lc, round, { [FLEET_LABEL]: lc.fleetName, [caseKey]: round }, servers, b, {
+    shape: o.shape ?? 'fleet',
+    budget: o.budget,
+    ...(o.racks !== undefined ? { racks: o.racks } : {}),
+    ...(o.rackBudget !== undefined ? { rackBudget: o.rackBudget } : {}),
+    ...(o.tenantBudget !== undefined ? { tenantBudget: o.tenantBudget } : {}),
   });
   const names: string[] = [];
   // The doubles queue behind the first maintenance of their server: priorities are 0 or more.
@@ -93,43 +116,47 @@ async function prepare(lc: Lifecycle, round: string, o: RolloutOptions) {
   };
   await Promise.all(servers.map((s, i) => create(`${round}-m${i}`, s)));
   await Promise.all(servers.slice(0, o.doubles ?? 0).map((s, i) => create(`${round}-n${i}`, s, 0)));
-  return { servers, budget: budget.metadata.name!, names };
+  return { servers, names, shaped };
 }
 
-interface ChaosStats {
-  kills: Record<ControllerName, number>;
-  /** Longest time from a kill until the successor ran its controllers (ms). */
-  maxDowntimeMs: number;
-}
-
-async function chaos(lc: Lifecycle, o: RolloutOptions, done: () => boolean, stats: ChaosStats) {
-  const random = o.random ?? Math.random;
-  const restarting = new Map<ControllerName, Promise<unknown>>();
-  let order: ControllerName[] = [];
-  while (!done()) {
-    await sleep(between(o.killEveryMs ?? [1500, 4000], random));
-    if (done()) break;
-    // Victims in random order, each controller once per cycle, so every one of them gets killed; a
-    // controller whose successor is still starting is skipped (that one is down already).
-    if (order.length === 0) order = [...CONTROLLERS].sort(() => random() - 0.5);
-    const victim = order.pop()!;
-    if (restarting.has(victim)) continue;
-    const killedAt = Date.now();
-    await lc.kill(victim, 'SIGKILL');
-    stats.kills[victim]++;
-    o.log?.(`  kill -9 ${victim} (#${stats.kills[victim]})`);
-    const down = between(o.downMs ?? [0, 1500], random);
-    restarting.set(
-      victim,
-      sleep(down)
-        .then(() => lc.start(victim))
-        .then(() => {
-          stats.maxDowntimeMs = Math.max(stats.maxDowntimeMs, Date.now() - killedAt);
-        })
-        .finally(() => restarting.delete(victim)),
-    );
-  }
-  await Promise.all(restarting.values());
+/**
+ * The idle-slot oracle on this round's maintenances, fed by its own informer and a 250 ms tick (a stall
+ * makes no events). Only the maintenance controller's downtime pauses it: it makes every start.
+ */
+async function watchIdleSlots(
+  lc: Lifecycle,
+  servers: readonly string[],
+  oracle: IdleSlotOracle,
+  tally: GrantTally,
+) {
+  const mine = new Set(servers);
+  const informer = new Informer<ServerMaintenance>(
+    lc.admin.resource<ServerMaintenance>(ServerMaintenanceResource),
+    {
+      namespace: lc.ns,
+    },
+  );
+  const feed = (m: ServerMaintenance, deleted: boolean) => {
+    if (!mine.has(m.spec.serverRef.name)) return;
+    oracle.onMaintenance(m, deleted, Date.now());
+    tally.onMaintenance(m, deleted);
+  };
+  informer.on({
+    add: (m) => feed(m, false),
+    update: (_o, m) => feed(m, false),
+    delete: (m) => feed(m, true),
+  });
+  informer.start();
+  await informer.waitForSync();
+  const timer = setInterval(() => oracle.tick(Date.now()), 250);
+  return {
+    oracle,
+    stop: async () => {
+      clearInterval(timer);
+      oracle.tick(Date.now());
+      await informer.stop();
+    },
+  };
 }
 
 /**
@@ -153,28 +180,38 @@ export function idleSince(
   return leftAt ?? grantedAt;
 }
 
-/** Polls the ledger: how long entries of maintenances that do not run stay (from the watch history). */
-function watchGrants(lc: Lifecycle, budget: string, done: () => boolean) {
+/** Polls the ledgers: how long entries of maintenances that do not run stay (from the watch history). */
+function watchGrants(lc: Lifecycle, budgets: readonly string[], done: () => boolean) {
   const stats = { maxIdleGrantAgeMs: 0 };
+  const look = async (budget: string) => {
+    const b = await lc.sdbs.get(budget);
+    const now = Date.now();
+    for (const g of b.status?.grants ?? []) {
+      const since = idleSince(lc.history, g.maintenanceUID, Date.parse(g.grantedAt));
+      if (since !== undefined) stats.maxIdleGrantAgeMs = Math.max(stats.maxIdleGrantAgeMs, now - since);
+    }
+  };
   const loop = (async () => {
     while (!done()) {
-      try {
-        const b = await lc.sdbs.get(budget);
-        const now = Date.now();
-        for (const g of b.status?.grants ?? []) {
-          const since = idleSince(lc.history, g.maintenanceUID, Date.parse(g.grantedAt));
-          if (since !== undefined) stats.maxIdleGrantAgeMs = Math.max(stats.maxIdleGrantAgeMs, now - since);
-        }
-      } catch {
-        // the API server was busy: look again
-      }
+      // A busy API server: look again next time.
+      for (const budget of budgets) await look(budget).catch(() => undefined);
       await sleep(250);
     }
   })();
   return { stats, loop };
 }
 
-async function leftovers(lc: Lifecycle, servers: string[], budget: string) {
+/** Entries on the ledgers of the round's budgets. */
+async function ledgerSize(lc: Lifecycle, budgets: ShapedBudgets): Promise<number> {
+  let grants = 0;
+  for (const name of budgets.sdbs) grants += (await lc.sdbs.get(name)).status?.grants?.length ?? 0;
+  const scdbs = lc.admin.resource<ServerClaimDisruptionBudget>(ServerClaimDisruptionBudgetResource);
+  for (const { namespace, name } of budgets.scdbs)
+    grants += (await scdbs.get(name, namespace)).status?.grants?.length ?? 0;
+  return grants;
+}
+
+async function leftovers(lc: Lifecycle, servers: string[], budgets: ShapedBudgets) {
   const stuck: string[] = [];
   for (const name of servers) {
     const s = await lc.servers.get(name);
@@ -187,17 +224,16 @@ async function leftovers(lc: Lifecycle, servers: string[], budget: string) {
     )
       stuck.push(name);
   }
-  const b = await lc.sdbs.get(budget);
-  return { stuck, grants: b.status?.grants?.length ?? 0 };
+  return { stuck, grants: await ledgerSize(lc, budgets) };
 }
 
 /** Waits until every server is released (the undo of the last maintenances takes a moment). */
-async function settle(lc: Lifecycle, servers: string[], budget: string, timeoutMs: number) {
+async function settle(lc: Lifecycle, servers: string[], budgets: ShapedBudgets, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
-  let last = await leftovers(lc, servers, budget);
+  let last = await leftovers(lc, servers, budgets);
   while ((last.stuck.length > 0 || last.grants > 0) && Date.now() < deadline) {
     await sleep(500);
-    last = await leftovers(lc, servers, budget);
+    last = await leftovers(lc, servers, budgets);
   }
   return last;
 }
@@ -235,6 +271,7 @@ interface Observed {
   chaos: ChaosStats;
   maxIdleGrantAgeMs: number;
   left: { stuck: string[]; grants: number };
+  idleSlot: IdleSlotReport;
 }
 
 /** What went wrong in a round, in words. */
@@ -258,27 +295,37 @@ function judge(o: RolloutOptions, r: Observed): { problems: string[]; peak: numb
     problems.push(`a grant outlived its TTL: ${r.maxIdleGrantAgeMs} ms > ${limit} ms`);
   if (r.left.stuck.length > 0) problems.push(`servers stuck: ${list(r.left.stuck)}`);
   if (r.left.grants > 0) problems.push(`${r.left.grants} grants left in the ledger`);
+  for (const v of r.idleSlot.violations.slice(0, 5)) problems.push(`idle slot: ${v}`);
   return { problems, peak };
 }
 
 export async function rollout(lc: Lifecycle, round: string, o: RolloutOptions): Promise<RolloutResult> {
   const started = Date.now();
   const historyFrom = lc.history.length;
-  const { servers, budget, names } = await prepare(lc, round, o);
+  const { servers, names, shaped } = await prepare(lc, round, o);
   const chaosStats: ChaosStats = {
-    kills: Object.fromEntries(CONTROLLERS.map((c) => [c, 0])) as Record<ControllerName, number>,
+    kills: Object.fromEntries(CONTROLLERS.map((c) => [c, 0])),
     maxDowntimeMs: 0,
   };
   let finished = false;
   const done = () => finished;
-  const grants = watchGrants(lc, budget, done);
-  const chaosLoop = chaos(lc, o, done, chaosStats);
+  const grants = watchGrants(lc, shaped.sdbs, done);
+  // The tally's budget watches feed the oracle the ledgers: an ended maintenance holds its slot until
+  // its finalizer releases the grant.
+  const oracle = new IdleSlotOracle({ budgets: shaped.oracle });
+  const tally = new GrantTally(lc, shaped, o.ttlMs, (budget, entries) =>
+    oracle.onLedger(budget, entries, Date.now()),
+  );
+  await tally.start();
+  const idle = await watchIdleSlots(lc, servers, oracle, tally);
+  const chaosLoop = chaos(lc, o, done, chaosStats, idle.oracle);
   const { remaining, failed } = await awaitFinish(lc, names, started + (o.timeoutMs ?? 240_000));
   finished = true;
   await chaosLoop;
   await grants.loop;
+  await idle.stop();
   // Every controller runs again (the last kill may have just happened): let the undo finish.
-  const left = await settle(lc, servers, budget, 30_000);
+  const left = await settle(lc, servers, shaped, 30_000);
   const { problems, peak } = judge(o, {
     failed,
     remaining,
@@ -287,8 +334,10 @@ export async function rollout(lc: Lifecycle, round: string, o: RolloutOptions): 
     chaos: chaosStats,
     maxIdleGrantAgeMs: grants.stats.maxIdleGrantAgeMs,
     left,
+    idleSlot: idle.oracle.report(),
   });
-  await lc.sdbs.delete(budget).catch(() => undefined);
+  const grantCounts = await tally.counts();
+  await deleteShape(lc, shaped);
   return {
     ok: problems.length === 0,
     problems,
@@ -300,5 +349,7 @@ export async function rollout(lc: Lifecycle, round: string, o: RolloutOptions): 
     maxIdleGrantAgeMs: grants.stats.maxIdleGrantAgeMs,
     stuckServers: left.stuck,
     leftoverGrants: left.grants,
+    idleSlot: idle.oracle.report(),
+    grants: grantCounts,
   };
 }

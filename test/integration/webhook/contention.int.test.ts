@@ -3,6 +3,8 @@
 // controller's identity, against 2 webhook replicas of which one is killed mid-run; a flat budget of 3
 // and a per-rack budget of 3 over 4 racks. The checker reads the watch streams. scripts/soak-budget.ts
 // runs the same scenario 20 times (npm run soak:budget); here it runs twice, killing each replica once.
+// Liveness (issue 31): the idle-slot oracle reads the same streams, and no maintenance may stay
+// admissible (its server free, room in its domain) for over 10 s without a client getting it in.
 import { adminClient, serviceAccountKubeconfig } from '../../../e2e/harness/env.js';
 import { SYSTEM_NAMESPACE } from '../../../e2e/harness/processes.js';
 import { startWebhook, type WebhookHandle } from '../../../e2e/harness/webhook.js';
@@ -49,6 +51,9 @@ describe('budget safety under contention', () => {
         expect(peak.inMaintenance).toBeLessThanOrEqual(3);
       }
       expect(r.denied.METAL_ERR_BUDGET_EXHAUSTED).toBeGreaterThan(0);
+      // The oracle judged the run (its stalls are in r.violations): it saw most starts as it happened.
+      expect(r.idleSlot.started).toBeGreaterThan(100);
+      expect(r.idleSlot.violations).toEqual([]);
     },
     150_000,
   );

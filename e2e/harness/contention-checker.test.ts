@@ -1,9 +1,9 @@
-// The contention run's invariant checker must catch every kind of violation it claims to: a ledger over
-// the limit, too many maintenances InMaintenance in a domain, two on one server, and (in the replay by
-// resourceVersion) a maintenance InMaintenance without its grant.
+// The contention run's invariant checker (contention-checker.ts) must catch every kind of violation it
+// claims to: a ledger over the limit, too many maintenances InMaintenance in a domain, two on one
+// server, and (in the replay by resourceVersion) a maintenance InMaintenance without its grant.
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
-import { InvariantChecker, type Pool, type WatchEvent } from './budget-contention.js';
+import { InvariantChecker, type Pool, type WatchEvent } from './contention-checker.js';
 
 let rv = 0;
 const budget = (server: string[], domain?: string): WatchEvent<ServerDisruptionBudget> => ({
