@@ -3,10 +3,7 @@
 // (as Cluster API's MachineHealthCheck maxUnhealthy). Semantics: docs/firmware.md, "The Sets".
 import { Type } from '@sinclair/typebox';
 import { Conditions, Int32, Int64, IntOrString } from '../schema/index.js';
-import { check, intOrStringShown } from '../schema/checks.js';
-
-const MAX_COUNT = 2 ** 31 - 1;
-const PERCENT = /^(100|[1-9]?[0-9])%$/;
+import { countOrPercent } from '../schema/checks.js';
 
 export const SetRolloutFields = () => ({
   paused: Type.Optional(
@@ -27,17 +24,7 @@ export const SetRolloutFields = () => ({
     IntOrString({
       description:
         'Short-circuit: once more children than this (a count, or a percentage of the children) are Failed, no child starts. Unset: never.',
-      rules: [
-        check({
-          rule: `type(self) == int ? self >= 0 && self <= ${MAX_COUNT} : type(self) != string || self.matches('^(100|[1-9]?[0-9])%$')`,
-          holds: (v) =>
-            typeof v === 'number'
-              ? !Number.isInteger(v) || (v >= 0 && v <= MAX_COUNT)
-              : typeof v !== 'string' || PERCENT.test(v),
-          message: `{value} is neither a count from 0 to ${MAX_COUNT} nor a percentage from "0%" to "100%" (e.g. 2 or "10%")`,
-          shown: intOrStringShown,
-        }),
-      ],
+      rules: [countOrPercent()],
     }),
   ),
 });

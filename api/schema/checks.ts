@@ -161,3 +161,22 @@ export const labelMap = (): TwinnedRule[] => [
     ),
   }),
 ];
+
+/** intstr.IntOrString holds an int32. */
+const MAX_COUNT = 2 ** 31 - 1;
+const PERCENT = /^(100|[1-9]?[0-9])%$/;
+
+/**
+ * An IntOrString that is a count from 0 to int32 max or a percentage "0%".."100%": a budget's
+ * maxUnavailable, a firmware Set's maxFailures. Both round a percentage up (contract/budget-room.ts).
+ */
+export const countOrPercent = (): TwinnedRule =>
+  check({
+    rule: `type(self) == int ? self >= 0 && self <= ${MAX_COUNT} : type(self) != string || self.matches('^(100|[1-9]?[0-9])%$')`,
+    holds: (v) =>
+      typeof v === 'number'
+        ? !Number.isInteger(v) || (v >= 0 && v <= MAX_COUNT)
+        : typeof v !== 'string' || PERCENT.test(v),
+    message: `{value} is neither a count from 0 to ${MAX_COUNT} nor a percentage from "0%" to "100%" (e.g. 2 or "10%")`,
+    shown: intOrStringShown,
+  });

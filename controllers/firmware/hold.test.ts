@@ -23,6 +23,11 @@ function child(hold?: string): BIOSVersion {
   };
 }
 
+/** Settles an admitted child until it leaves InProgress (each settle covers one BMC wait). */
+async function finish(c: FakeCluster, bmc: FakeBmc): Promise<void> {
+  for (let i = 0; i < 10 && c.state === 'InProgress'; i++) await c.settle(bmc);
+}
+
 const setHold = (c: FakeCluster, hold: string | undefined) => {
   const a = { ...c.obj.metadata.annotations };
   if (hold) a[HOLD_ANNOTATION] = hold;
@@ -42,7 +47,7 @@ describe('a child held by its Set', () => {
     setHold(c, undefined);
     await c.settle(bmc);
     c.admitAll();
-    for (let i = 0; i < 10 && c.state === 'InProgress'; i++) await c.settle(bmc);
+    await finish(c, bmc);
     expect(c.state).toBe('Completed');
     expect(bmc.counters.updates).toBe(1);
   });
@@ -70,7 +75,7 @@ describe('a child held by its Set', () => {
     expect(names).toHaveLength(1);
     expect(names[0]).toMatch(/-1$/); // a new attempt, not the withdrawn one
     c.admitAll();
-    for (let i = 0; i < 10 && c.state === 'InProgress'; i++) await c.settle(bmc);
+    await finish(c, bmc);
     expect(c.state).toBe('Completed');
     expect(bmc.counters.updates).toBe(1);
     expect(c.maintenances.size).toBe(0);
@@ -85,7 +90,7 @@ describe('a child held by its Set', () => {
     await c.reconcile(bmc);
     expect(['Issuing', 'Flashing']).toContain(c.condition(C.Progressing)?.reason);
     setHold(c, 'Paused');
-    for (let i = 0; i < 10 && c.state === 'InProgress'; i++) await c.settle(bmc);
+    await finish(c, bmc);
     expect(c.state).toBe('Completed');
     expect(bmc.counters.updates).toBe(1);
   });
@@ -95,7 +100,7 @@ describe('a child held by its Set', () => {
     const bmc = new FakeBmc({ bios: '1.0.0' });
     await c.settle(bmc);
     c.admitAll();
-    for (let i = 0; i < 10 && c.state === 'InProgress'; i++) await c.settle(bmc);
+    await finish(c, bmc);
     expect(c.state).toBe('Completed');
     c.obj.spec = { ...c.obj.spec, version: '3.0.0' };
     c.obj.metadata.generation = (c.obj.metadata.generation ?? 0) + 1;

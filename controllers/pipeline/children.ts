@@ -6,6 +6,7 @@ import type { KubeObject } from '../../api/schema/meta.js';
 import { PIPELINE_BMC_LABEL, PIPELINE_LABEL, PIPELINE_RUN_LABEL } from '../../contract/names.js';
 import { childName } from '../../contract/pipeline/status.js';
 import { scopeOf } from '../../contract/pipeline/stages.js';
+import { ownedBy } from './model.js';
 
 export type ChildObject = KubeObject & { spec: Record<string, unknown> };
 
@@ -57,16 +58,7 @@ export function childObject(
         [PIPELINE_RUN_LABEL]: run.name,
         [PIPELINE_BMC_LABEL]: run.bmc,
       },
-      ownerReferences: [
-        {
-          apiVersion: 'maintenance.metal.ironcore.dev/v1alpha1',
-          kind: 'MaintenancePipelineRun',
-          name: run.name,
-          uid: run.uid,
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+      ownerReferences: [ownedBy('MaintenancePipelineRun', run.name, run.uid, true)],
     },
     spec: {
       ...structuredClone(stage.template),

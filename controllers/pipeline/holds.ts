@@ -8,7 +8,7 @@ import type { Server } from '../../api/metal/v1alpha1/server.js';
 import { PIPELINE_LABEL, PIPELINE_RUN_LABEL, PIPELINE_TAINT_KEY } from '../../contract/names.js';
 import { runMaintenanceSpec, runTaint, type HoldPlan, type HoldView } from '../../contract/pipeline/hold.js';
 import { boundedName } from '../../contract/pipeline/runs.js';
-import type { RunAction } from './model.js';
+import { ownedBy, type RunAction } from './model.js';
 
 export const maintenanceName = (run: string, server: string) => boundedName(run, server);
 
@@ -61,14 +61,7 @@ export function maintenanceObject(
       labels: { [PIPELINE_LABEL]: run.spec.pipelineRef.name, [PIPELINE_RUN_LABEL]: name },
       // A namespaced dependent of the cluster-scoped run: if the run vanished without its finalizer
       // (forced), the garbage collector still ends the hold.
-      ownerReferences: [
-        {
-          apiVersion: 'maintenance.metal.ironcore.dev/v1alpha1',
-          kind: 'MaintenancePipelineRun',
-          name,
-          uid: run.metadata.uid ?? '',
-        },
-      ],
+      ownerReferences: [ownedBy('MaintenancePipelineRun', name, run.metadata.uid ?? '', false)],
     },
     spec: runMaintenanceSpec(run.spec.pipelineRef.name, spec, server),
   };

@@ -14,6 +14,25 @@ import type { ChildObject } from './children.js';
 
 export const FIELD_MANAGER_ACTION = 'Pipeline';
 
+/**
+ * An ownerReference to one of our cluster-scoped kinds. `controls`: the owner is the dependent's
+ * controller and blocks its deletion (the garbage collector removes the dependent after it).
+ */
+export function ownedBy(
+  kind: 'MaintenancePipeline' | 'MaintenancePipelineRun',
+  name: string,
+  uid: string,
+  controls: boolean,
+) {
+  return {
+    apiVersion: 'maintenance.metal.ironcore.dev/v1alpha1',
+    kind,
+    name,
+    uid,
+    ...(controls ? { controller: true, blockOwnerDeletion: true } : {}),
+  };
+}
+
 /** The firmware children of a run, as the run reads them (any of the four kinds). */
 export type Child = ChildObject & {
   status?: { state?: string; observedGeneration?: number };

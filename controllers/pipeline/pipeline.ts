@@ -14,6 +14,7 @@ import { makeCondition } from '../../contract/conditions.js';
 import { PIPELINE_BMC_LABEL, PIPELINE_LABEL, PIPELINE_RUN_FINALIZER } from '../../contract/names.js';
 import { admitRuns, boundedName, groupByBMC } from '../../contract/pipeline/runs.js';
 import { matchesSelector } from '../../contract/selectors.js';
+import { ownedBy } from './model.js';
 
 type PipelineStatus = Static<typeof MaintenancePipelineStatus>;
 
@@ -40,16 +41,7 @@ function runObject(
       name: runName(name, bmc),
       labels: { [PIPELINE_LABEL]: name, [PIPELINE_BMC_LABEL]: bmc },
       finalizers: [PIPELINE_RUN_FINALIZER],
-      ownerReferences: [
-        {
-          apiVersion: 'maintenance.metal.ironcore.dev/v1alpha1',
-          kind: 'MaintenancePipeline',
-          name,
-          uid: pipeline.metadata.uid ?? '',
-          controller: true,
-          blockOwnerDeletion: true,
-        },
-      ],
+      ownerReferences: [ownedBy('MaintenancePipeline', name, pipeline.metadata.uid ?? '', true)],
     },
     spec: {
       pipelineRef: { name },

@@ -170,12 +170,20 @@ export class PipelineController {
     }));
     const slots = admitted(pipeline, wants);
     let requeue: number | undefined;
+    let failure: Error | undefined;
     for (const input of inputs) {
       const decision = decideRun({ ...input, admitted: slots.has(input.run.metadata.name ?? '') });
-      await this.#execute(input.run, decision);
+      // One run's refused write (a child the firmware freeze holds) must not stall the others: the
+      // first error is rethrown after every run had its turn, for the queue's backoff.
+      try {
+        await this.#execute(input.run, decision);
+      } catch (e) {
+        failure ??= e instanceof Error ? e : new Error(String(e));
+      }
       if (decision.requeueAfterMs !== undefined)
         requeue = Math.min(requeue ?? Infinity, decision.requeueAfterMs);
     }
+    if (failure) throw failure;
     if (pipeline && !pipeline.metadata.deletionTimestamp) {
       const status = pipelineStatus(
         pipeline,

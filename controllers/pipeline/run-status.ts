@@ -1,10 +1,17 @@
 // The run's status, conditions and Events from what decideRun planned. Pure.
-import type { RunServerStatus } from '../../api/maintenance/v1alpha1/maintenancepipelinerun.js';
+import type { PipelineStage } from '../../api/maintenance/v1alpha1/maintenancepipeline.js';
+import type {
+  MaintenancePipelineRunStatus,
+  RunPhase,
+  RunServerStatus,
+} from '../../api/maintenance/v1alpha1/maintenancepipelinerun.js';
 import type { Condition } from '../../api/schema/common.js';
 import { makeCondition } from '../../contract/conditions.js';
 import { PipelineRunConditions as C } from '../../contract/names.js';
 import type { HoldPlan, HoldView } from '../../contract/pipeline/hold.js';
 import type { RunPlan } from '../../contract/pipeline/plan.js';
+import { statusStages } from '../../contract/pipeline/status.js';
+import { rfc3339 } from '../../contract/time.js';
 import { maintenanceName } from './holds.js';
 import type { RunEvent, RunInput } from './model.js';
 
@@ -63,14 +70,14 @@ export function serverStatuses(
   input: RunInput,
   views: readonly HoldView[],
   holds: HoldPlan,
+  waiting: readonly string[],
 ): { servers: RunServerStatus[]; holding: number; holdsLeft: boolean } {
   const name = input.run.metadata.name ?? '';
   const released = new Set(holds.release);
-  const held = new Set(
-    views
-      .filter((v) => (v.taken || holds.take.includes(v.server)) && !released.has(v.server))
-      .map((v) => v.server),
-  );
+  // A take that waits for the previous hold's maintenance to be gone took nothing yet: recording
+  // it would read as a hold already lost.
+  const taken = (v: HoldView) => v.taken || (holds.take.includes(v.server) && !waiting.includes(v.server));
+  const held = new Set(views.filter((v) => taken(v) && !released.has(v.server)).map((v) => v.server));
   const tainted = new Set(
     [...views.filter((v) => v.tainted).map((v) => v.server), ...holds.taint].filter(
       (s) => !holds.untaint.includes(s),
@@ -116,4 +123,39 @@ export function runEvents(plan: RunPlan, holds: HoldPlan, drifted: readonly stri
         note: `${a.stage}${a.server ? ` on ${a.server}` : ''}`,
       });
   return events;
+}
+
+/**
+ * The run's status: stages and counters from the plan, the holds after the writes, startedAt when
+ * it first held a server, completedAt once it ended and holds nothing (cleared by a re-run).
+ */
+export function runStatus(
+  input: RunInput,
+  d: {
+    plan: RunPlan;
+    stages: readonly PipelineStage[];
+    phase: RunPhase;
+    held: ReturnType<typeof serverStatuses>;
+    observedPipelineGeneration: number | undefined;
+  },
+  conditions: Condition[],
+): MaintenancePipelineRunStatus {
+  const { run, now } = input;
+  const servers = run.spec.serverRefs.map((s) => s.name);
+  const { stages, counters } = statusStages(run.metadata.name ?? '', d.stages, servers, d.plan);
+  const terminal = d.phase === 'Completed' || d.phase === 'Failed';
+  const startedAt = run.status?.startedAt ?? (d.held.holding > 0 ? rfc3339(now) : undefined);
+  const completedAt = terminal && !d.held.holdsLeft ? (run.status?.completedAt ?? rfc3339(now)) : undefined;
+  return {
+    phase: d.phase,
+    ...(d.observedPipelineGeneration !== undefined
+      ? { observedPipelineGeneration: d.observedPipelineGeneration }
+      : {}),
+    ...counters,
+    ...(startedAt ? { startedAt } : {}),
+    ...(completedAt ? { completedAt } : {}),
+    stages,
+    servers: d.held.servers,
+    conditions,
+  };
 }

@@ -209,4 +209,23 @@ describe('decideRun: drift', () => {
     expect(w.maintenances.size).toBe(0);
     expect(w.created).toEqual(['fleet-bmc-1-s1', 'fleet-bmc-1-s2', 'fleet-bmc-1-s1']);
   });
+
+  it("waits for the last hold's maintenance to be gone before taking the next, and does not read it as lost", () => {
+    const w = world();
+    w.lingering = true;
+    runToEnd(w);
+    expect(w.run.status?.phase).toBe('Completed');
+    expect(w.maintenances.get('fleet-bmc-1-s1')?.metadata.deletionTimestamp).toBeDefined();
+    w.observe(child('bios-tune', 's1'), 'Pending');
+    w.settle();
+    expect(w.run.status?.phase).not.toBe('Failed');
+    expect(w.run.status?.servers?.find((s) => s.server === 's1')?.maintenanceRef).toBeUndefined();
+    w.finalize();
+    w.settle();
+    expect(w.created).toEqual(['fleet-bmc-1-s1', 'fleet-bmc-1-s2', 'fleet-bmc-1-s1']);
+    w.lingering = false;
+    runToEnd(w);
+    expect(w.run.status?.phase).toBe('Completed');
+    expect(w.maintenances.size).toBe(0);
+  });
 });

@@ -4,19 +4,17 @@
 // (contract/pipeline), works out which servers the run must hold, and turns it all into ordered
 // writes and the status (run-status.ts).
 import type { PipelineStage } from '../../api/maintenance/v1alpha1/maintenancepipeline.js';
-import type { MaintenancePipelineRunStatus } from '../../api/maintenance/v1alpha1/maintenancepipelinerun.js';
 import { PIPELINE_RUN_FINALIZER, PipelineRunConditions as C } from '../../contract/names.js';
 import { applyDrift, driftDetected } from '../../contract/pipeline/drift.js';
 import { holdEnded, planHolds } from '../../contract/pipeline/hold.js';
 import { planRun, type PlanAction } from '../../contract/pipeline/plan.js';
 import { runPhase, serversNeeded } from '../../contract/pipeline/runs.js';
-import { childName, statusStages } from '../../contract/pipeline/status.js';
-import { rfc3339 } from '../../contract/time.js';
+import { childName } from '../../contract/pipeline/status.js';
 import { childObject, type MaintenanceRef } from './children.js';
 import { holdActions, holdViews, maintenanceName } from './holds.js';
 import type { RunAction, RunDecision, RunInput } from './model.js';
 import { executedPlan, failLost } from './run-edit.js';
-import { runConditions, runEvents, serverStatuses } from './run-status.js';
+import { runConditions, runEvents, runStatus, serverStatuses } from './run-status.js';
 import { childWorld } from './world.js';
 
 /** A safety net: informers drive the run, this only bounds how long a missed event can stall it. */
@@ -65,7 +63,7 @@ function childActions(
 }
 
 export function decideRun(input: RunInput): RunDecision {
-  const { run, pipeline, now, namespace } = input;
+  const { run, pipeline, namespace } = input;
   const name = run.metadata.name ?? '';
   const servers = run.spec.serverRefs.map((s) => s.name);
   const stopping = !!run.metadata.deletionTimestamp || !pipeline || !!pipeline.metadata.deletionTimestamp;
@@ -94,27 +92,16 @@ export function decideRun(input: RunInput): RunDecision {
     ...childActions(input, p.stages, [...drift.actions, ...plan.actions]),
     ...hold.last,
   ];
-  const held = serverStatuses(input, views, holds);
+  const held = serverStatuses(input, views, holds, hold.waiting);
   const phase = runPhase(input.admitted, plan, stopping);
-  const { stages, counters } = statusStages(name, p.stages, servers, plan);
   const wasDrift = run.status?.conditions?.find((c) => c.type === C.DriftDetected)?.status === 'True';
   const allDone = plan.stagePhases.every((x) => x === 'Completed');
   const drifting = driftDetected(wasDrift, drift.drifted.length, driftPolicy, allDone);
-  const terminal = phase === 'Completed' || phase === 'Failed';
-  const startedAt = run.status?.startedAt ?? (held.holding > 0 ? rfc3339(now) : undefined);
-  const completedAt = terminal && !held.holdsLeft ? (run.status?.completedAt ?? rfc3339(now)) : undefined;
-  const status: MaintenancePipelineRunStatus = {
-    phase,
-    ...(p.observedPipelineGeneration !== undefined
-      ? { observedPipelineGeneration: p.observedPipelineGeneration }
-      : {}),
-    ...counters,
-    ...(startedAt ? { startedAt } : {}),
-    ...(completedAt ? { completedAt } : {}),
-    stages,
-    servers: held.servers,
-    conditions: runConditions(input, plan, phase, { now: drifting, cells: drift.drifted }),
-  };
+  const status = runStatus(
+    input,
+    { plan, stages: p.stages, phase, held, observedPipelineGeneration: p.observedPipelineGeneration },
+    runConditions(input, plan, phase, { now: drifting, cells: drift.drifted }),
+  );
   const events = [...p.events, ...runEvents(plan, holds, drift.drifted)];
   if (run.status?.phase !== phase)
     events.push({

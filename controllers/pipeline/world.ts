@@ -40,7 +40,9 @@ export function childWorld(
     const on = scopeOf(stage.kind) === 'BMC' ? [undefined] : servers;
     for (const server of on) {
       const child = input.children.get(childName(run, stage.name, server));
-      if (child && child.kind === stage.kind) children.set(cellKey(stage.name, server), childView(child));
+      // A child going away (an adopted edit deleted it) speaks for a template no longer executed.
+      if (child && child.kind === stage.kind && !child.metadata.deletionTimestamp)
+        children.set(cellKey(stage.name, server), childView(child));
     }
   }
   const held = new Set(

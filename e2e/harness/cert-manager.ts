@@ -21,6 +21,7 @@ import { Core, type ResourceType } from '../../lib/kube/resources.js';
 import { kubectl, preparedDir } from './k8s-tools.js';
 import { stopChild } from './processes.js';
 import { execFileSync } from 'node:child_process';
+import { waitFor } from './env.js';
 import { REPO_ROOT } from './control-plane.js';
 
 export interface CertManager {
@@ -72,15 +73,27 @@ export async function startCertManager(kubeconfig: string): Promise<CertManager>
   // Server-side: the Certificate CRD is larger than client-side apply's annotation allows.
   const applied = await kubectl(kubeconfig, ['apply', '--server-side', '--force-conflicts', '-f', crds]);
   if (applied.code !== 0) throw new Error(`installing cert-manager's CRDs from ${crds}: ${applied.stderr}`);
-  const established = await kubectl(kubeconfig, [
-    'wait',
-    '--for=condition=Established',
-    '--timeout=60s',
-    'crd/certificates.cert-manager.io',
-    'crd/certificaterequests.cert-manager.io',
-    'crd/issuers.cert-manager.io',
-  ]);
-  if (established.code !== 0) throw new Error(`cert-manager CRDs not established: ${established.stderr}`);
+  // kubectl wait fails at once, instead of waiting, while a just-created CRD has no
+  // status.conditions yet ("accessor error: <nil>"), so it is asked again until the deadline.
+  let lastWait = '';
+  await waitFor(
+    "cert-manager's CRDs Established",
+    async () => {
+      const r = await kubectl(kubeconfig, [
+        'wait',
+        '--for=condition=Established',
+        '--timeout=10s',
+        'crd/certificates.cert-manager.io',
+        'crd/certificaterequests.cert-manager.io',
+        'crd/issuers.cert-manager.io',
+      ]);
+      lastWait = r.stderr;
+      return r.code === 0;
+    },
+    { timeoutMs: 60_000 },
+  ).catch((e: Error) => {
+    throw new Error(`cert-manager CRDs not established: ${e.message}; kubectl: ${lastWait}`, { cause: e });
+  });
   const controller = spawnLogged('cert-manager-controller', join(dir, 'controller'), [
     `--kubeconfig=${kubeconfig}`,
     '--metrics-address=127.0.0.1:0',

@@ -44,6 +44,8 @@ export class FakeRunWorld {
   /** Every maintenance ever created, by name (a second one for a server would show here). */
   readonly created: string[] = [];
   admitted = true;
+  /** Deleted maintenances stay (terminating) until finalize(). */
+  lingering = false;
   now = new Date('2026-12-03T10:00:00Z');
   last?: RunDecision;
 
@@ -108,9 +110,15 @@ export class FakeRunWorld {
         this.created.push(a.maintenance.metadata.name ?? '');
         this.maintenances.set(a.maintenance.metadata.name ?? '', structuredClone(a.maintenance));
         return;
-      case 'deleteMaintenance':
-        this.maintenances.delete(a.name);
+      case 'deleteMaintenance': {
+        // The maintenance controller's finalizer keeps it a while, Completed, when `lingering`.
+        const m = this.maintenances.get(a.name);
+        if (m && this.lingering) {
+          m.metadata.deletionTimestamp = this.now.toISOString();
+          m.status = { ...(m.status ?? {}), state: 'Completed' };
+        } else this.maintenances.delete(a.name);
         return;
+      }
       case 'createChild':
       case 'patchChild':
       case 'deleteChild':
@@ -147,9 +155,16 @@ export class FakeRunWorld {
     }
   }
 
+  /** The maintenance controller's finalizer lets go: terminating maintenances disappear. */
+  finalize(): void {
+    for (const [name, m] of this.maintenances)
+      if (m.metadata.deletionTimestamp) this.maintenances.delete(name);
+  }
+
   /** The maintenance controller: every run maintenance to `state`. */
   admitAll(state = 'InMaintenance'): void {
-    for (const m of this.maintenances.values()) m.status = { ...(m.status ?? {}), state };
+    for (const m of this.maintenances.values())
+      if (!m.metadata.deletionTimestamp) m.status = { ...(m.status ?? {}), state };
   }
 
   /** The firmware controller: every active, unfinished child to `state` (or those `only` picks). */

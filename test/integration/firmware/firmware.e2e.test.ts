@@ -351,9 +351,10 @@ describe('firmware controller', () => {
     expect(updatesStarted(0)).toBe(2);
     for (const c of await children()) {
       expect(conditionOf(c, 'VersionUpgradeCompleted')?.status).toBe('True');
-      // Released as in the single-object cases: deleted, its finalizer gone a moment after completion.
+      // Released: deleted right after the read-back, gone once the maintenance controller's
+      // cleanup finalizer has run.
       await waitFor(
-        `maintenance of ${c.metadata.name} released`,
+        `${c.metadata.name}'s maintenance gone`,
         async () => (await maintenancesOf(suite, c.metadata.uid!)).length === 0,
       );
     }

@@ -13,6 +13,7 @@ import { SYSTEM_NAMESPACE } from '../../../contract/names.js';
 import { waitFor, uniqueName } from '../../../e2e/harness/env.js';
 import { kubeconfigForBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
 import { spawnShipped } from '../../../e2e/harness/deployed.js';
+import type { SimTiming } from '../../../e2e/sim/bmc/model.js';
 import { startBmcSimulator, type BmcSimulator, type SimServer } from '../../../e2e/sim/bmc/server.js';
 import type { ResourceClient } from '../../../lib/kube/client.js';
 import {
@@ -54,7 +55,10 @@ export interface FirmwareSuite {
     caseName: string,
     bmcIndexes: number[],
   ): Promise<{ names: string[]; bmcs: string[]; sim: SimServer[]; caseLabel: Record<string, string> }>;
-  /** kill -9 of the leading replica; a standby takes over, a new standby is started behind it. */
+  /**
+   * kill -9 of the leading replica once another replica is synced; a standby takes over, a new
+   * standby is started behind it.
+   */
   killLeader(): Promise<void>;
   stop(): Promise<void>;
 }
@@ -62,12 +66,16 @@ export interface FirmwareSuite {
 export async function startFirmwareSuite(opts: {
   bmcs: number;
   systems?: (i: number) => number;
+  /** Replicas of the controller: one leads, the rest stand by. Default 2. */
+  replicas?: number;
+  /** Simulator timing over the suite's defaults (a slower flash keeps a rollout going longer). */
+  timing?: Partial<SimTiming>;
 }): Promise<FirmwareSuite> {
   const lc = await startLifecycle({});
   const sim = await startBmcSimulator({
     count: opts.bmcs,
     systems: opts.systems ?? 1,
-    timing: { updateMs: 600, restartMs: 300, powerOnMs: 200, managerResetOutageMs: 800 },
+    timing: { updateMs: 600, restartMs: 300, powerOnMs: 200, managerResetOutageMs: 800, ...opts.timing },
   });
   const caFile = join(mkdtempSync(join(tmpdir(), 'fw-ca-')), 'ca.pem');
   writeFileSync(caFile, sim.ca);
@@ -92,7 +100,9 @@ export async function startFirmwareSuite(opts: {
     const seen = b.logs.filter((l) => l.msg === 'leader observed');
     return seen.length > 0 && identity(b) !== undefined && seen[seen.length - 1]!.leader === identity(b);
   };
-  const replicas = [spawn(), spawn()];
+  // Synced: its caches are filled and it campaigns for the Lease, so it can take over at once.
+  const synced = (b: RunningBinary) => b.logs.some((l) => l.msg === 'caches synced');
+  const replicas = Array.from({ length: opts.replicas ?? 2 }, () => spawn());
   await Promise.all(
     replicas.map((r) => r.waitForLog((l) => l.msg === 'firmware-controller started', 90_000)),
   );
@@ -157,12 +167,23 @@ export async function startFirmwareSuite(opts: {
     async killLeader() {
       const leader = replicas.find(leads);
       if (!leader) throw new Error('no firmware-controller leads');
+      // Never kill the only warm replica: a replacement still starting (tsx, informer lists) is no
+      // standby, and a kill then costs a cold start instead of a Lease takeover.
+      await waitFor(
+        'a synced firmware-controller standby',
+        () => replicas.some((r) => r !== leader && synced(r)),
+        {
+          timeoutMs: 90_000,
+          intervalMs: 50,
+        },
+      );
       leader.proc.kill('SIGKILL');
       await leader.exited;
       replicas.splice(replicas.indexOf(leader), 1);
       replicas.push(spawn());
+      // A standby takes the Lease once the dead leader's expires (--lease-duration=3).
       await waitFor('a new firmware-controller leader', () => replicas.some(leads), {
-        timeoutMs: 90_000,
+        timeoutMs: 30_000,
         intervalMs: 50,
       });
       controller = replicas.find(leads)!;

@@ -5,7 +5,9 @@ import type { MaintenancePipeline } from '../../../api/maintenance/v1alpha1/main
 import type { MaintenancePipelineRun } from '../../../api/maintenance/v1alpha1/maintenancepipelinerun.js';
 import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
 import { PIPELINE_LABEL, PIPELINE_TAINT_KEY, SYSTEM_NAMESPACE } from '../../../contract/names.js';
+import type { SimServer } from '../../../e2e/sim/bmc/server.js';
 import { spawnShipped } from '../../../e2e/harness/deployed.js';
+import { waitFor } from '../../../e2e/harness/env.js';
 import { kubeconfigForBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
 import type { ResourceClient } from '../../../lib/kube/client.js';
 import {
@@ -23,7 +25,12 @@ export interface PipelineSuite {
   pipelines: ResourceClient<MaintenancePipeline>;
   runs: ResourceClient<MaintenancePipelineRun>;
   /** Servers of a new case behind the given simulated BMCs, labelled `CASE=<caseName>`. */
-  servers(caseName: string, bmcIndexes: number[]): Promise<{ names: string[]; bmcs: string[] }>;
+  servers(
+    caseName: string,
+    bmcIndexes: number[],
+  ): Promise<{ names: string[]; bmcs: string[]; sim: SimServer[] }>;
+  /** Waits until no maintenance of the pipeline's runs is left and no server of `names` has the run taint. */
+  released(pipeline: string, names: readonly string[], timeoutMs?: number): Promise<void>;
   runsOf(pipeline: string): Promise<MaintenancePipelineRun[]>;
   /** The maintenances the runs of a pipeline hold now. */
   maintenancesOf(pipeline: string): Promise<ServerMaintenance[]>;
@@ -52,17 +59,17 @@ export async function startPipelineSuite(opts: {
   await controller.waitForLog((l) => l.msg === 'pipeline-controller started', 90_000);
   const maintenances = admin.resource<ServerMaintenance>(ServerMaintenanceResource);
   const runs = admin.resource<MaintenancePipelineRun>(MaintenancePipelineRunResource);
-  return {
+  const suite: PipelineSuite = {
     fw,
     controller,
     pipelines: admin.resource<MaintenancePipeline>(MaintenancePipelineResource),
     runs,
     async servers(caseName, bmcIndexes) {
-      const { names, bmcs } = await fw.servers(caseName, bmcIndexes);
+      const { names, bmcs, sim } = await fw.servers(caseName, bmcIndexes);
       await Promise.all(
         names.map((n) => fw.lc.servers.patch(n, { metadata: { labels: { [CASE]: caseName } } })),
       );
-      return { names, bmcs };
+      return { names, bmcs, sim };
     },
     async runsOf(pipeline) {
       return (await runs.list({ labelSelector: `${PIPELINE_LABEL}=${pipeline}` })).items;
@@ -94,9 +101,18 @@ export async function startPipelineSuite(opts: {
       }
       return out;
     },
+    async released(pipeline, names, timeoutMs = 30_000) {
+      await waitFor(
+        'maintenances and taints gone',
+        async () =>
+          (await suite.maintenancesOf(pipeline)).length === 0 && (await suite.tainted(names)).length === 0,
+        { timeoutMs },
+      );
+    },
     async stop() {
       await controller.stop('SIGTERM', 15_000);
       await fw.stop();
     },
   };
+  return suite;
 }

@@ -3,7 +3,9 @@
 // servers behind three BMCs, three stages (a BMC hop, BIOS settings, a BIOS hop). One run per BMC
 // finishes; each server is held by exactly one ServerMaintenance for its whole run (the firmware
 // controller requests none of its own); each stage ran exactly once on each server (the simulator's
-// ledger); and at the end no maintenance and no run taint is left.
+// ledger); and at the end no maintenance and no run taint is left. A BIOS flash failing on one
+// server ends its run Failed while the other server finishes; a pipeline deleted mid-run stops at
+// a safe point and leaves no run, maintenance or taint behind.
 import type { MaintenancePipelineRun } from '../../../api/maintenance/v1alpha1/maintenancepipelinerun.js';
 import { SYSTEM_NAMESPACE } from '../../../contract/names.js';
 import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
@@ -13,7 +15,7 @@ import { CASE, startPipelineSuite, type PipelineSuite } from './harness.js';
 let suite: PipelineSuite;
 
 beforeAll(async () => {
-  suite = await startPipelineSuite({ bmcs: 3, systems: () => 2 });
+  suite = await startPipelineSuite({ bmcs: 7, systems: () => 2 });
 }, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
@@ -123,7 +125,7 @@ describe('pipeline controller', () => {
     });
     expect(own.items.filter((m) => names.includes(m.spec.serverRef.name))).toEqual([]);
     // Each stage executed exactly once per server (BMC work once per BMC).
-    const ledger = suite.fw.sim.ledger();
+    const ledger = suite.fw.sim.ledger().filter((l) => l.bmc <= 2);
     for (const l of ledger) {
       expect({ bmc: l.bmc, system: l.system, bmcVersion: l.bmcVersion, biosVersion: l.biosVersion }).toEqual({
         bmc: l.bmc,
@@ -136,11 +138,77 @@ describe('pipeline controller', () => {
       expect(l.bmcLedger.bmcFlashes).toBe(1);
     }
     // Nothing left: the runs gave their maintenances back and took their taints off.
-    await waitFor(
-      'maintenances and taints gone',
-      async () =>
-        (await suite.maintenancesOf(pipeline)).length === 0 && (await suite.tainted(names)).length === 0,
-      { timeoutMs: 30_000 },
+    await suite.released(pipeline, names);
+  }, 300_000);
+
+  test('one server failing mid-stage: its run ends Failed, the other server finishes, both given back', async () => {
+    const { names } = await suite.servers('failing', [3]);
+    // The BMC's next SimpleUpdate ends in Exception: the first BIOS flash of the two servers.
+    suite.fw.sim.bmc(3).faults.add({ kind: 'taskFail', times: 1 });
+    const pipeline = 'failing-fleet';
+    const stages = STAGES.filter((s) => s.kind !== 'BMCVersion');
+    await suite.pipelines.create({
+      metadata: { name: pipeline },
+      spec: { serverSelector: { matchLabels: { [CASE]: 'failing' } }, stages },
+    });
+    let run: MaintenancePipelineRun | undefined;
+    await diagnosed(pipeline, () =>
+      waitFor(
+        'the run Failed',
+        async () => {
+          [run] = await suite.runsOf(pipeline);
+          return run?.status?.phase === 'Failed';
+        },
+        { timeoutMs: 120_000, intervalMs: 250 },
+      ),
     );
+    const hop = run!.status!.stages!.find((s) => s.name === 'bios-fw')!;
+    expect(hop.phase).toBe('Failed');
+    expect(hop.servers!.map((s) => s.phase).sort()).toEqual(['Completed', 'Failed']);
+    const flashes = suite.fw.sim
+      .ledger()
+      .filter((l) => l.bmc === 3)
+      .map((l) => l.biosFlashes)
+      .sort();
+    expect(flashes).toEqual([0, 1]);
+    await suite.released(pipeline, names);
+  }, 300_000);
+
+  test('a pipeline deleted mid-run: its runs stop at a safe point and leave nothing behind', async () => {
+    const { names } = await suite.servers('deleted', [4, 5]);
+    const pipeline = 'deleted-fleet';
+    await suite.pipelines.create({
+      metadata: { name: pipeline },
+      spec: { serverSelector: { matchLabels: { [CASE]: 'deleted' } }, stages: STAGES, maxConcurrent: 2 },
+    });
+    await diagnosed(pipeline, () =>
+      waitFor(
+        'a stage in flight',
+        async () =>
+          (await suite.runsOf(pipeline)).some((r) =>
+            r.status?.stages?.some((st) => st.phase === 'InProgress'),
+          ),
+        { timeoutMs: 120_000, intervalMs: 100 },
+      ),
+    );
+    await suite.pipelines.delete(pipeline);
+    await diagnosed(pipeline, () =>
+      waitFor(
+        'runs, maintenances and taints gone',
+        async () =>
+          (await suite.runsOf(pipeline)).length === 0 &&
+          (await suite.maintenancesOf(pipeline)).length === 0 &&
+          (await suite.tainted(names)).length === 0,
+        { timeoutMs: 120_000, intervalMs: 250 },
+      ),
+    );
+    // Nothing half-flashed: every update a BMC started became active.
+    for (const l of suite.fw.sim.ledger().filter((x) => x.bmc === 4 || x.bmc === 5)) {
+      expect({ system: l.system, started: l.biosUpdatesStarted }).toEqual({
+        system: l.system,
+        started: l.biosFlashes,
+      });
+      expect(l.bmcLedger.bmcUpdatesStarted).toBe(l.bmcLedger.bmcFlashes);
+    }
   }, 300_000);
 });

@@ -1,7 +1,12 @@
-// kill -9 soak of the firmware controller: two replicas (one leads, one stands by, as the
-// Deployment runs them); the leader is killed with SIGKILL ten times during a rollout of BIOS
-// versions and settings on four servers; the simulator's ledger must show every flash and every
-// settings write exactly once, and no maintenance or grant may be left behind.
+// kill -9 soak of the firmware controller: three replicas (one leads, two stand by, as a
+// Deployment with spare replicas runs them); the leader is killed with SIGKILL ten times during a
+// rollout of BIOS versions and settings on four servers, each kill only once a standby has synced
+// (a kill of the only warm replica would test a cold start, not a takeover). The servers start
+// three rounds apart (the last before the last round) and a flash takes 20 s, so the kills fall
+// into different phases of different servers, and all ten while the rollout is unfinished (asserted). The simulator's ledger
+// must show every flash and every settings write exactly once, and no maintenance or grant may be
+// left behind.
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import { waitFor } from '../../../e2e/harness/env.js';
 import { TEST_POLICY } from '../lifecycle/harness.js';
 import {
@@ -15,8 +20,8 @@ import {
 let suite: FirmwareSuite;
 
 beforeAll(async () => {
-  suite = await startFirmwareSuite({ bmcs: 9 });
-}, 180_000);
+  suite = await startFirmwareSuite({ bmcs: 9, replicas: 3, timing: { updateMs: 20_000 } });
+}, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
   await suite?.stop();
@@ -24,6 +29,24 @@ afterAll(async () => {
 
 const ledgerOf = (bmc: number, system?: string) =>
   suite.sim.ledger().filter((l) => l.bmc === bmc && (system === undefined || l.system === system));
+
+/** Where each object of the rollout stands, with its maintenances: for a failure message. */
+async function whereItStands(names: string[]): Promise<string> {
+  const where: string[] = [];
+  for (const server of names)
+    for (const [c, n] of [
+      [suite.biosVersions, `${server}-bios`],
+      [suite.biosSettings, `${server}-settings`],
+    ] as const) {
+      const o = await c.get(n);
+      const p = conditionOf(o, 'Progressing');
+      const ms = await maintenancesOf(suite, o.metadata.uid!);
+      where.push(
+        `${n}: ${o.status?.state} ${p?.reason}: ${p?.message}; maintenances ${ms.map((m) => `${m.metadata.name}=${m.status?.state ?? 'Pending'}:${m.status?.message ?? ''}`).join(', ')}`,
+      );
+    }
+  return where.join('\n');
+}
 
 describe('firmware controller under kill -9', () => {
   test('kill -9 soak: 10 rounds of killing the controller mid-rollout; every flash and settings write exactly once', async () => {
@@ -33,7 +56,8 @@ describe('firmware controller under kill -9', () => {
     await suite.lc.setPolicy({ firmware: { ...TEST_POLICY.firmware, timeouts: long } });
     const { names, sim } = await suite.servers('soak', [5, 6, 7, 8]);
     const uids: string[] = [];
-    for (const [i, server] of names.entries()) {
+    const start = async (i: number) => {
+      const server = names[i]!;
       const v = await suite.biosVersions.create({
         metadata: { name: `${server}-bios` },
         spec: {
@@ -59,35 +83,34 @@ describe('firmware controller under kill -9', () => {
         },
       });
       uids.push(v.metadata.uid!, st.metadata.uid!);
-    }
+    };
+    const done = async () => {
+      for (const server of names) {
+        if ((await suite.biosVersions.find(`${server}-bios`))?.status?.state !== 'Completed') return false;
+        if ((await suite.biosSettings.find(`${server}-settings`))?.status?.state !== 'Applied') return false;
+      }
+      return true;
+    };
     // A fixed sequence of kill delays (ms), so a failure replays the same way.
     let seed = 7;
     const next = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    let midRollout = 0;
     for (let round = 0; round < 10; round++) {
+      // The last server starts before the last round: its flash alone outlasts that kill.
+      if (round % 3 === 0) await start(round / 3);
       await new Promise((r) => setTimeout(r, 200 + Math.floor(next() * 1200)));
       await suite.killLeader();
+      // Not done after the kill: not done when it landed (Completed and Applied are final here).
+      if (!(await done())) midRollout++;
     }
+    expect(midRollout).toBe(10);
     try {
       for (const server of names) {
-        await waitForState(suite.biosVersions, `${server}-bios`, 'Completed', 90_000);
-        await waitForState(suite.biosSettings, `${server}-settings`, 'Applied', 90_000);
+        await waitForState(suite.biosVersions, `${server}-bios`, 'Completed', 60_000);
+        await waitForState(suite.biosSettings, `${server}-settings`, 'Applied', 60_000);
       }
     } catch (e) {
-      // Say where the rollout stands, for the failure message.
-      const where: string[] = [];
-      for (const server of names)
-        for (const [c, n] of [
-          [suite.biosVersions, `${server}-bios`],
-          [suite.biosSettings, `${server}-settings`],
-        ] as const) {
-          const o = await c.get(n);
-          const p = conditionOf(o, 'Progressing');
-          const ms = await maintenancesOf(suite, o.metadata.uid!);
-          where.push(
-            `${n}: ${o.status?.state} ${p?.reason}: ${p?.message}; maintenances ${ms.map((m) => `${m.metadata.name}=${m.status?.state ?? 'Pending'}:${m.status?.message ?? ''}`).join(', ')}`,
-          );
-        }
-      throw new Error(`${(e as Error).message}\n${where.join('\n')}`, { cause: e });
+      throw new Error(`${(e as Error).message}\n${await whereItStands(names)}`, { cause: e });
     }
     for (const s of sim) {
       const [l] = ledgerOf(s.bmc, s.system);
@@ -119,5 +142,5 @@ describe('firmware controller under kill -9', () => {
       for (const e of (b.status as { ledger?: { maintenance?: { name: string } }[] } | undefined)?.ledger ??
         [])
         expect(names.some((n) => e.maintenance?.name.includes(n))).toBe(false);
-  }, 420_000);
+  }, 240_000);
 });
