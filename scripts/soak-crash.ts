@@ -15,7 +15,10 @@
 // take the three in turn. Leases (--lease): `short` (3 s / 2 s / 0.5 s, the suite's) or `client-go`
 // (15 s / 10 s / 2 s, the binaries' defaults: a kill -9 leaves a controller down for a Lease).
 //
-//   npm run soak:crash                    10 rounds, 100 servers, K=20, fleet budget, short leases
+//   npm run soak:crash                    what CI runs: 3 rounds of each shape, 12 servers, K=3, short
+//                                         leases (the size at which the idle-slot oracle holds here)
+//   npx tsx scripts/soak-crash.ts         the script's own defaults: 10 rounds, 100 servers, K=20,
+//                                         fleet budget (fails the 10 s oracle today: issue 31)
 //   npm run soak:crash -- --shape all --rounds 6 --servers 30 --budget 6 --lease client-go
 //
 // One line per round, a line per shape (longest admissible wait, grant counts), then a summary; the last
