@@ -139,7 +139,10 @@ export class DrainReconciler {
     this.#refusals.set(key, s.refusals);
     for (const r of results.values()) this.#metrics.evictions.inc({ result: r.kind });
     await this.#writeMaintenances(s, maintenances);
-    await this.#writeClaim(claim, key, s);
+    const seen = await this.#writeClaim(claim, key, s);
+    // Level-triggered on our own write: until the cached claim shows what we hold (an apply just
+    // made, or one refused), look again shortly rather than wait for a change that may not come.
+    if (!seen && plan.active.length > 0) return { requeueAfterMs: 2000, reason: 'claim not yet confirmed' };
     if (plan.active.length === 0) {
       // Nothing to drain for: done once the Node is uncordoned (or was never ours); an unreachable
       // cluster is asked again, in case we still have to uncordon.
@@ -311,7 +314,8 @@ export class DrainReconciler {
     }
   }
 
-  async #writeClaim(claim: ServerClaim, key: string, s: ReturnType<typeof settle>): Promise<void> {
+  /** Applies what we hold on the claim; true when the cached claim already showed it (nothing written). */
+  async #writeClaim(claim: ServerClaim, key: string, s: ReturnType<typeof settle>): Promise<boolean> {
     const held: Held = { approvals: JSON.stringify(s.approvals), deferrals: JSON.stringify(s.deferrals) };
     const have = claim.spec.maintenance;
     const present =
@@ -322,7 +326,8 @@ export class DrainReconciler {
         ),
       );
     const last = this.#held.get(key);
-    if (last && last.approvals === held.approvals && last.deferrals === held.deferrals && present) return;
+    if (last && last.approvals === held.approvals && last.deferrals === held.deferrals && present)
+      return true;
     const fm = this.#mgr.status.fieldManager;
     const maintenance: Record<string, unknown> = {};
     if (s.approvals.length) maintenance.approvals = s.approvals;
@@ -338,10 +343,10 @@ export class DrainReconciler {
       if (e instanceof KubeApiError && (e.statusCode === 403 || e.statusCode === 429)) {
         this.#mgr.logger.warn(
           { claim: key, err: e.message },
-          'claim write refused; retrying on the next change',
+          'claim write refused; deciding again shortly or on the next change',
         );
         this.#held.delete(key);
-        return;
+        return false;
       }
       throw e;
     }
@@ -356,6 +361,7 @@ export class DrainReconciler {
           `Node drained: approved maintenance ${a.maintenanceName} (${a.maintenanceUID})`,
         );
       }
+    return false;
   }
 }
 

@@ -160,7 +160,14 @@ it('finds a Cluster API Machine’s Node and drains it by its MachineDrainRules'
     );
     expect(drained.status?.drain).toMatchObject({ node, cordoned: 'ByUs', podsLeft: 0 });
     expect(drained.status?.drain?.via).toContain(`Machine ${f.tenant}/worker-0`);
-    await waitForMaintenance(lc, 'capi-drain', 'InMaintenance', (x) => x.status?.state === 'InMaintenance');
+    const running = await waitForMaintenance(
+      lc,
+      'capi-drain',
+      'InMaintenance',
+      (x) => x.status?.state === 'InMaintenance',
+    );
+    // Our approval (the claim holds it only until InMaintenance; the maintenance records it).
+    expect(running.status?.approval).toMatchObject({ source: 'Owner', approvedBy: DRAIN_SA });
   } finally {
     clearInterval(sampler);
   }
@@ -171,8 +178,6 @@ it('finds a Cluster API Machine’s Node and drains it by its MachineDrainRules'
   expect(on('db')).toEqual(['capi-spare']);
   // Skip: the rule keeps the logs pod where it is, and the drain still counts as done.
   expect(on('logs')).toEqual([node]);
-  const claim = await lc.claims.get(f.claims[0]!.name, f.tenant);
-  expect(claim.spec.maintenance?.approvals).toEqual([expect.objectContaining({ approvedBy: DRAIN_SA })]);
 
   await finish(lc, 'capi-drain');
   await waitForGone(lc, 'capi-drain');
@@ -183,6 +188,7 @@ it('keeps the CCM label relay working beside the typed path: one approval, after
   const { wc } = w!;
   const ccm = new CcmStandIn(lc.admin, wc.admin, f.tenant);
   await ccm.start();
+  let sampler: NodeJS.Timeout | undefined;
   try {
     const node = nodeOf(1);
     const claimName = f.claims[1]!.name;
@@ -190,6 +196,14 @@ it('keeps the CCM label relay working beside the typed path: one approval, after
     await wc.addNodes([{ name: 'ccm-spare', labels: { 'fits-shop': 'yes' } }]);
     const m = await lc.maintenance('ccm-side', f.servers[1]!);
     const uid = m.metadata.uid!;
+    // One approval of one uid, whichever path wrote it: never two entries for it on the claim.
+    let most = 0;
+    sampler = setInterval(() => {
+      void lc.claims.get(claimName, f.tenant).then((c) => {
+        const n = (c.spec.maintenance?.approvals ?? []).filter((a) => a.maintenanceUID === uid).length;
+        most = Math.max(most, n);
+      });
+    }, 50);
     // The relay: the claim's maintenance-needed reaches the Node, and whoever watches Nodes (here the
     // test, as a node-maintenance tool would) approves there while our drain is under way (our
     // deferral holds the claim).
@@ -222,8 +236,9 @@ it('keeps the CCM label relay working beside the typed path: one approval, after
     expect(conditionOf(running, 'Drained')).toMatchObject({ status: 'True' });
     const left = (await podsOf(wc.admin, SHOP, 'app=shop')).filter((p) => p.spec?.nodeName === node);
     expect(left).toEqual([]);
-    const claim = await lc.claims.get(claimName, f.tenant);
-    expect((claim.spec.maintenance?.approvals ?? []).filter((a) => a.maintenanceUID === uid)).toHaveLength(1);
+    clearInterval(sampler);
+    expect(most).toBe(1);
+    expect(running.status?.approval?.source).toBe('Owner');
     expect(ccm.writes.claimApproved).toBeGreaterThanOrEqual(1);
 
     await finish(lc, 'ccm-side');
@@ -239,6 +254,7 @@ it('keeps the CCM label relay working beside the typed path: one approval, after
       );
     });
   } finally {
+    clearInterval(sampler);
     await ccm.stop();
   }
 }, 240_000);
