@@ -27,9 +27,9 @@ const capi = (kind: string, plural: string): ResourceType => ({
   plural,
   namespaced: true,
 });
-const MachineType = capi('Machine', 'machines');
-const ClusterType = capi('Cluster', 'clusters');
-const DrainRuleType = capi('MachineDrainRule', 'machinedrainrules');
+export const MachineType = capi('Machine', 'machines');
+export const ClusterType = capi('Cluster', 'clusters');
+export const DrainRuleType = capi('MachineDrainRule', 'machinedrainrules');
 
 export type CapiLookup =
   /** A link of the chain is missing (yet): the message says which. */

@@ -16,6 +16,8 @@ import { waitFor } from '../../../e2e/harness/env.js';
 import { preparedDir } from '../../../e2e/harness/k8s-tools.js';
 import { podsOf } from '../../../e2e/harness/testing/workloads.js';
 import { CcmStandIn } from '../../../e2e/peers/ccm-stand-in.js';
+import { CAPI_INFRA_GROUP } from '../../../controllers/drain/capi.js';
+import { ClusterType, DrainRuleType, MachineType } from '../../../controllers/drain/capi-source.js';
 import { Core, type ResourceType } from '../../../lib/kube/resources.js';
 import { LEGACY_APPROVED_LABEL, LEGACY_NEEDED_LABEL } from '../../../contract/legacy-labels.js';
 import {
@@ -27,6 +29,7 @@ import {
   type Lifecycle,
 } from '../lifecycle/harness.js';
 import {
+  DRAIN_SA,
   nodeOf,
   nodesOf,
   SHOP,
@@ -36,19 +39,8 @@ import {
   type DrainWorld,
 } from './world.js';
 
-const DRAIN_SA = 'system:serviceaccount:metal-maintenance-system:drain-controller';
-const capi = (kind: string, plural: string): ResourceType => ({
-  group: 'cluster.x-k8s.io',
-  version: 'v1beta2',
-  kind,
-  plural,
-  namespaced: true,
-});
-const ClusterType = capi('Cluster', 'clusters');
-const MachineType = capi('Machine', 'machines');
-const DrainRuleType = capi('MachineDrainRule', 'machinedrainrules');
 const InfraMachineType: ResourceType = {
-  group: 'infrastructure.cluster.x-k8s.io',
+  group: CAPI_INFRA_GROUP,
   version: 'v1alpha1',
   kind: 'IroncoreMetalMachine',
   plural: 'ironcoremetalmachines',

@@ -24,6 +24,7 @@ import {
   type Lifecycle,
 } from '../lifecycle/harness.js';
 import {
+  DRAIN_SA,
   nodeOf,
   nodesOf,
   SHOP,
@@ -32,8 +33,6 @@ import {
   workloadOn as placeWorkload,
   type DrainWorld,
 } from './world.js';
-
-const DRAIN_SA = 'system:serviceaccount:metal-maintenance-system:drain-controller';
 
 let w: DrainWorld | undefined;
 let wc: WorkloadCluster;

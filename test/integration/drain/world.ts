@@ -17,6 +17,9 @@ import { startLifecycle, type Fleet, type Lifecycle } from '../lifecycle/harness
 
 export const SHOP = 'shop';
 
+/** The drain controller's identity, as the webhook stamps it on what it approves. */
+export const DRAIN_SA = 'system:serviceaccount:metal-maintenance-system:drain-controller';
+
 export const nodeOf = (i: number) => `node-${i}`;
 
 export interface DrainWorld {
