@@ -3,6 +3,7 @@
 // them), and a reconcile that runs step() and writes the status, or "crashes" before it does.
 import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { Server } from '../../../api/metal/v1alpha1/server.js';
+import { serverBehindBmc } from '../../shared/testing/servers.js';
 import { ATTEMPT_ANNOTATION, ATTEMPT_LABEL, OPERATION_ANNOTATION, OWNER_LABEL, TARGET } from '../model.js';
 import type {
   FirmwareContext,
@@ -22,14 +23,8 @@ export const TEST_POLICY: FirmwarePolicy = {
   timeouts: { admission: 300_000, issue: 60_000, task: 600_000, reboot: 300_000, verify: 60_000 },
 };
 
-export function server(name: string, bmc = 'bmc-1'): Server {
-  return {
-    apiVersion: 'metal.ironcore.dev/v1alpha1',
-    kind: 'Server',
-    metadata: { name, uid: `uid-${name}` },
-    spec: { bmcRef: { name: bmc } },
-  } as Server;
-}
+/** A Server behind a BMC (shared with the other controllers' fakes). */
+export const server = serverBehindBmc;
 
 export class FakeCluster implements KubeOps {
   obj: FirmwareObject;

@@ -8,6 +8,7 @@ import type {
 import type { MaintenancePipelineRun } from '../../../api/maintenance/v1alpha1/maintenancepipelinerun.js';
 import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { Server } from '../../../api/metal/v1alpha1/server.js';
+import { serverBehindBmc } from '../../shared/testing/servers.js';
 import { PIPELINE_RUN_FINALIZER, PIPELINE_TAINT_KEY } from '../../../contract/names.js';
 import type { Child, RunAction, RunDecision } from '../model.js';
 import { decideRun } from '../run.js';
@@ -26,14 +27,8 @@ export function pipelineOf(
   };
 }
 
-export function serverOf(name: string, bmc = 'bmc-1'): Server {
-  return {
-    apiVersion: 'metal.ironcore.dev/v1alpha1',
-    kind: 'Server',
-    metadata: { name, uid: `uid-${name}` },
-    spec: { bmcRef: { name: bmc } },
-  } as Server;
-}
+/** A Server behind a BMC (shared with the other controllers' fakes). */
+export const serverOf = serverBehindBmc;
 
 export class FakeRunWorld {
   run: MaintenancePipelineRun;
