@@ -211,3 +211,16 @@ export function drive(
   if (!until(current)) throw new Error(`did not get there: ${JSON.stringify(current.status)}`);
   return { boot: current, now, steps };
 }
+
+/** A condition of the boot's status by type. */
+export const cond = (b: ServerBoot, type: string) => b.status?.conditions?.find((c) => c.type === type);
+/** A predicate for drive(): the boot reached phase `p`. */
+export const phase = (p: string) => (b: ServerBoot) => b.status?.phase === p;
+/** Every Event reason the steps emitted, in order. */
+export const reasons = (steps: { decision: { events: { reason: string }[] } }[]) =>
+  steps.flatMap((s) => s.decision.events.map((e) => e.reason));
+
+/** A boot driven to Running on `bmc` (VirtualMedia unless `spec` says otherwise). */
+export function toRunning(bmc: FakeBmc, spec: Partial<ServerBoot['spec']> = {}, world = makeWorld()) {
+  return drive(makeBoot(spec), world, bmc, T0, phase('Running'));
+}
