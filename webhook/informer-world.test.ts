@@ -7,202 +7,23 @@ import type { ServerClaim } from '../api/metal/v1alpha1/serverclaim.js';
 import type { ServerMaintenance } from '../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerDisruptionBudget } from '../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { ServerClaimDisruptionBudget } from '../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
-import type { LabelSelector } from '../api/schema/common.js';
 import type { KubeObject } from '../api/schema/meta.js';
-import { Informer } from '../lib/kube/informer.js';
-import type { ResourceClient } from '../lib/kube/client.js';
-import { objectKey } from '../lib/kube/resources.js';
 import { MemorySource } from './cache-source.js';
-import { InformerWorld, WORLD_INDEXERS, type WorldSources } from './informer-world.js';
+import { InformerWorld, WORLD_INDEXERS } from './informer-world.js';
 import { MemoryWorld } from './testing/memory-world.js';
+import { census, keys } from './testing/world-checks.js';
+import {
+  BUDGETS,
+  CLAIMS,
+  CLAIM_BUDGETS,
+  DOMAINS,
+  MAINTENANCES,
+  SERVERS,
+  op,
+  type Op,
+} from './testing/world-ops.js';
 import { loadWorld } from './testdata/load.js';
-import type { BudgetCensus, WorldView } from './world.js';
-
-// ------------------------------------------------------------------ the universe of names
-
-const SERVERS = Array.from({ length: 10 }, (_, i) => `s${i}`);
-const BMCS = ['bmc0', 'bmc1', 'bmc2'];
-const TENANTS = ['t1', 't2'];
-const CLAIMS = TENANTS.flatMap((ns) => ['c0', 'c1', 'c2', 'c3', 'c4'].map((name) => ({ ns, name })));
-const MAINTENANCES = ['m0', 'm1', 'm2', 'm3', 'm4'];
-const BUDGETS = ['b0', 'b1', 'b2'];
-const CLAIM_BUDGETS = TENANTS.flatMap((ns) => ['cb0', 'cb1'].map((name) => ({ ns, name })));
-const DOMAINS = ['', 'r1', 'r2', 'r3'];
-
-// ------------------------------------------------------------------ generators
-
-const maybe = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
-const labels = (key: string, values: string[]) =>
-  maybe(fc.constantFrom(...values)).map((v) => (v === undefined ? undefined : { [key]: v }));
-
-const selector = (key: string, values: string[]): fc.Arbitrary<LabelSelector | undefined> =>
-  fc.oneof(
-    fc.constant(undefined),
-    fc.constant({}),
-    fc.constantFrom(...values).map((v) => ({ matchLabels: { [key]: v } })),
-    fc
-      .record({
-        operator: fc.constantFrom('In', 'NotIn', 'Exists', 'DoesNotExist'),
-        values: fc.subarray(values, { minLength: 1 }),
-      })
-      .map(({ operator, values: vs }) => ({
-        matchExpressions: [
-          { key, operator, ...(operator === 'In' || operator === 'NotIn' ? { values: vs } : {}) },
-        ],
-      })),
-  );
-
-const server = fc
-  .record({
-    name: fc.constantFrom(...SERVERS),
-    rack: labels('rack', ['r1', 'r2', 'r3']),
-    pool: labels('pool', ['a', 'b']),
-    bmc: maybe(fc.constantFrom(...BMCS)),
-    state: maybe(fc.constantFrom('Available', 'Reserved', 'Error', 'Parked', 'Maintenance')),
-    maintenance: maybe(fc.constantFrom('None', 'Announced', 'InMaintenance')),
-    unclaimable: fc.boolean(),
-  })
-  .map((r): Server => ({
-    metadata: { name: r.name, labels: { ...r.rack, ...r.pool } },
-    spec: {
-      systemUUID: r.name,
-      ...(r.bmc ? { bmcRef: { name: r.bmc } } : {}),
-      ...(r.unclaimable ? { unclaimable: true } : {}),
-    },
-    status: {
-      ...(r.state ? { state: r.state } : {}),
-      ...(r.maintenance ? { maintenance: { state: r.maintenance } } : {}),
-    },
-  }));
-
-const bmc = fc
-  .record({ name: fc.constantFrom(...BMCS), how: fc.constantFrom('ok', 'error', 'not-ready', 'none') })
-  .map(
-    ({ name, how }): BMC =>
-      ({
-        metadata: { name },
-        spec: {},
-        status:
-          how === 'error'
-            ? { state: 'Error' }
-            : how === 'not-ready'
-              ? { state: 'Enabled', conditions: [{ type: 'Ready', status: 'False' }] }
-              : how === 'ok'
-                ? { state: 'Enabled' }
-                : undefined,
-      }) as unknown as BMC,
-  );
-
-const claim = fc
-  .record({
-    at: fc.constantFrom(...CLAIMS),
-    app: labels('app', ['db', 'web']),
-    // Two extra names: claims may point at servers that do not exist (yet).
-    server: maybe(fc.constantFrom(...SERVERS, 's98', 's99')),
-  })
-  .map(({ at, app, server: s }): ServerClaim => ({
-    metadata: { name: at.name, namespace: at.ns, ...(app ? { labels: app } : {}) },
-    spec: { power: 'On', image: 'os:1', ...(s ? { serverRef: { name: s } } : {}) },
-  }));
-
-const maintenance = fc
-  .record({
-    name: fc.constantFrom(...MAINTENANCES),
-    server: fc.constantFrom(...SERVERS, 's99'),
-    state: maybe(fc.constantFrom('Pending', 'InMaintenance', 'Completed')),
-  })
-  .map(({ name, server: s, state }): ServerMaintenance => ({
-    metadata: { name, namespace: 'ops', uid: `uid-${name}` },
-    spec: { serverRef: { name: s } },
-    ...(state ? { status: { state } } : {}),
-  }));
-
-const serverBudget = fc
-  .record({
-    name: fc.constantFrom(...BUDGETS),
-    selector: fc.oneof(selector('pool', ['a', 'b']), selector('rack', ['r1', 'r2'])),
-    topologyKey: maybe(fc.constantFrom('rack', 'pool')),
-    grants: fc.nat(3),
-  })
-  .map((r): ServerDisruptionBudget => ({
-    metadata: { name: r.name, generation: 1 },
-    spec: {
-      ...(r.selector ? { serverSelector: r.selector } : {}),
-      maxUnavailable: 1,
-      ...(r.topologyKey ? { topologyKey: r.topologyKey } : {}),
-    } as ServerDisruptionBudget['spec'],
-    // Status churn (grants) must not disturb the indexes.
-    status: { observedGeneration: 1, expected: r.grants },
-  }));
-
-const claimBudget = fc
-  .record({ at: fc.constantFrom(...CLAIM_BUDGETS), selector: selector('app', ['db', 'web']) })
-  .map(({ at, selector: sel }): ServerClaimDisruptionBudget => ({
-    metadata: { name: at.name, namespace: at.ns },
-    spec: {
-      ...(sel ? { claimSelector: sel } : {}),
-      maxUnavailable: 1,
-    } as ServerClaimDisruptionBudget['spec'],
-  }));
-
-type Kind = keyof WorldSources;
-type Op = { kind: Kind; put: KubeObject } | { kind: Kind; remove: { name: string; namespace?: string } };
-
-const put = <K extends Kind>(kind: K, arb: fc.Arbitrary<KubeObject>): fc.Arbitrary<Op> =>
-  arb.map((obj) => ({ kind, put: obj }));
-const remove = (kind: Kind, names: { name: string; namespace?: string }[]): fc.Arbitrary<Op> =>
-  fc.constantFrom(...names).map((ref) => ({ kind, remove: ref }));
-
-const op: fc.Arbitrary<Op> = fc.oneof(
-  { weight: 4, arbitrary: put('servers', server) },
-  { weight: 2, arbitrary: put('bmcs', bmc) },
-  { weight: 4, arbitrary: put('claims', claim) },
-  { weight: 2, arbitrary: put('maintenances', maintenance) },
-  { weight: 2, arbitrary: put('serverBudgets', serverBudget) },
-  { weight: 2, arbitrary: put('claimBudgets', claimBudget) },
-  {
-    weight: 1,
-    arbitrary: remove(
-      'servers',
-      SERVERS.map((name) => ({ name })),
-    ),
-  },
-  {
-    weight: 1,
-    arbitrary: remove(
-      'bmcs',
-      BMCS.map((name) => ({ name })),
-    ),
-  },
-  {
-    weight: 1,
-    arbitrary: remove(
-      'claims',
-      CLAIMS.map(({ ns, name }) => ({ name, namespace: ns })),
-    ),
-  },
-  {
-    weight: 1,
-    arbitrary: remove(
-      'maintenances',
-      MAINTENANCES.map((name) => ({ name, namespace: 'ops' })),
-    ),
-  },
-  {
-    weight: 1,
-    arbitrary: remove(
-      'serverBudgets',
-      BUDGETS.map((name) => ({ name })),
-    ),
-  },
-  {
-    weight: 1,
-    arbitrary: remove(
-      'claimBudgets',
-      CLAIM_BUDGETS.map(({ ns, name }) => ({ name, namespace: ns })),
-    ),
-  },
-);
+import type { WorldView } from './world.js';
 
 // ------------------------------------------------------------------ harness
 
@@ -243,13 +64,6 @@ function reference(sources: Sources): MemoryWorld {
     bmcs: sources.bmcs.list(),
   });
 }
-
-const keys = (objs: readonly KubeObject[]) => objs.map((o) => objectKey(o.metadata)).sort();
-const census = (c: BudgetCensus) => {
-  // A set, when given, must hold exactly the listed names.
-  if (c.unavailableSet) expect([...c.unavailableSet].sort()).toEqual([...new Set(c.unavailable)].sort());
-  return { expected: c.expected, unavailable: [...c.unavailable].sort() };
-};
 
 /** Every question a rule can ask, over the whole universe of names (and some unknown ones). */
 function answers(w: WorldView): unknown {
@@ -481,115 +295,3 @@ describe('InformerWorld', () => {
     expect(world.hasSynced()).toBe(false);
   });
 });
-
-// ------------------------------------------------------------------ over real Informers
-
-interface Pushable {
-  push(event: { type: string; object: KubeObject }): void;
-}
-
-/** A ResourceClient stand-in: a fixed list, then the watch events a test pushes. */
-function fakeResource(
-  plural: string,
-  items: KubeObject[],
-): { resource: ResourceClient<KubeObject> } & Pushable {
-  const waiting: ((e: unknown) => void)[] = [];
-  const queued: unknown[] = [];
-  let rv = 100;
-  const stamp = (o: KubeObject) => ({ ...o, metadata: { ...o.metadata, resourceVersion: String(++rv) } });
-  const resource = {
-    type: { group: 'test', version: 'v1', plural, kind: plural, namespaced: true },
-    path: () => `/test/${plural}`,
-    list: () => Promise.resolve({ metadata: { resourceVersion: String(rv) }, items: items.map(stamp) }),
-    client: {
-      async *stream(_path: string, options: { signal?: AbortSignal }) {
-        while (!options.signal?.aborted) {
-          const next =
-            queued.shift() ??
-            (await new Promise((resolve) => {
-              waiting.push(resolve);
-              options.signal?.addEventListener('abort', () => resolve(undefined), { once: true });
-            }));
-          if (next) yield next;
-        }
-      },
-    },
-  } as unknown as ResourceClient<KubeObject>;
-  return {
-    resource,
-    push(event) {
-      const e = { type: event.type, object: stamp(event.object) };
-      const w = waiting.shift();
-      if (w) w(e);
-      else queued.push(e);
-    },
-  };
-}
-
-describe('InformerWorld over lib/kube Informers', () => {
-  it('builds its indexes from the informers and follows their watch events', async () => {
-    const fixtures = loadWorld();
-    const budget: ServerDisruptionBudget = {
-      metadata: { name: 'racks' },
-      spec: { serverSelector: {}, maxUnavailable: 1, topologyKey: 'rack' },
-    };
-    const fakes = {
-      servers: fakeResource('servers', fixtures.servers),
-      claims: fakeResource('serverclaims', fixtures.claims),
-      maintenances: fakeResource('servermaintenances', fixtures.maintenances),
-      serverBudgets: fakeResource('serverdisruptionbudgets', [budget]),
-      claimBudgets: fakeResource('serverclaimdisruptionbudgets', []),
-      bmcs: fakeResource('bmcs', []),
-    };
-    const informers = Object.fromEntries(
-      (Object.keys(fakes) as Kind[]).map((k) => [
-        k,
-        new Informer(fakes[k].resource, { indexers: WORLD_INDEXERS[k] as never }),
-      ]),
-    ) as unknown as { [K in Kind]: Informer<KubeObject> };
-    const world = new InformerWorld(informers as unknown as WorldSources);
-    expect(world.hasSynced()).toBe(false);
-    for (const inf of Object.values(informers)) inf.start();
-    try {
-      await Promise.all(Object.values(informers).map((i) => i.waitForSync(5000)));
-      expect(world.hasSynced()).toBe(true);
-      const ref = () =>
-        new MemoryWorld({
-          servers: informers.servers.list() as Server[],
-          claims: informers.claims.list() as ServerClaim[],
-          maintenances: informers.maintenances.list() as ServerMaintenance[],
-          serverBudgets: informers.serverBudgets.list() as ServerDisruptionBudget[],
-        });
-      const rackCensus = (w: WorldView) => ['r1', 'r2'].map((d) => census(w.serverBudgetCensus('racks', d)));
-      expect(rackCensus(world)).toEqual(rackCensus(ref()));
-      expect(keys(world.maintenancesByServer('srv-claimed'))).toEqual(['ops/m1']);
-
-      // A server breaks and a maintenance moves: both arrive as watch events.
-      fakes.servers.push({
-        type: 'MODIFIED',
-        object: { ...fixtures.servers[0]!, status: { state: 'Error' } } as Server,
-      });
-      fakes.maintenances.push({
-        type: 'MODIFIED',
-        object: {
-          ...fixtures.maintenances[0]!,
-          spec: { serverRef: { name: 'srv-free' } },
-        } as ServerMaintenance,
-      });
-      await waitUntil(() => world.maintenancesByServer('srv-free').length === 2);
-      await waitUntil(() => world.serverBudgetCensus('racks', 'r1').unavailable.includes('srv-free'));
-      expect(rackCensus(world)).toEqual(rackCensus(ref()));
-      expect(keys(world.maintenancesByServer('srv-claimed'))).toEqual([]);
-    } finally {
-      await Promise.all(Object.values(informers).map((i) => i.stop()));
-    }
-  });
-});
-
-async function waitUntil(check: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
