@@ -47,6 +47,11 @@ export function startAttempt(d: Draft, world: FirmwareWorld, why: string): Decis
     actions.push({ kind: 'clearOperation' });
   d.drop(C.Failed);
   d.status.upgradeTask = undefined;
+  // A settings attempt proves each item again: the last attempt's records (flowState, appliedETags)
+  // say what was true then, and an item still marked Applied would be skipped without a write (a
+  // drift repair after a factory reset settled Applied, drifted again, and looped).
+  d.status.flowState = undefined;
+  d.status.appliedETags = undefined;
   d.enter('RequestingMaintenance', why);
   d.event('Normal', 'AttemptStarted', `attempt ${attempt + 1}: ${why}`);
   return d.act(actions, 0);
