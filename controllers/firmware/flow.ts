@@ -40,7 +40,7 @@ export function startAttempt(d: Draft, world: FirmwareWorld, why: string): Decis
     world.runHeld?.refs ??
     world.servers.map((s) => ({
       namespace: d.ctx.namespace,
-      name: maintenanceName(d.kind, name, s.metadata.name ?? '', attempt),
+      name: maintenanceName(d.kind, name, d.obj.metadata.uid ?? '', s.metadata.name ?? '', attempt),
     }));
   const actions: FirmwareAction[] = [{ kind: 'setRefs', attempt, refs }];
   if (d.obj.metadata.annotations?.[OPERATION_ANNOTATION] === OPERATION_RETRY)
