@@ -54,6 +54,7 @@ export interface FirmwareSuite {
   servers(
     caseName: string,
     bmcIndexes: number[],
+    opts?: { claims?: 'consumer' | 'none' },
   ): Promise<{ names: string[]; bmcs: string[]; sim: SimServer[]; caseLabel: Record<string, string> }>;
   /**
    * kill -9 of the leading replica once another replica is synced; a standby takes over, a new
@@ -122,10 +123,10 @@ export async function startFirmwareSuite(opts: {
     bmcSettings: admin.resource<Firmware>(BMCSettingsResource),
     biosVersionSets: admin.resource<Firmware>(BIOSVersionSetResource),
     maintenances: admin.resource<ServerMaintenance>(ServerMaintenanceResource),
-    async servers(caseName, bmcIndexes) {
+    async servers(caseName, bmcIndexes, opts) {
       const all = sim.servers();
       const picked = all.filter((s) => bmcIndexes.includes(s.bmc));
-      const fleet = await lc.fleet(caseName, { servers: picked.length, claims: 'none' });
+      const fleet = await lc.fleet(caseName, { servers: picked.length, claims: opts?.claims ?? 'none' });
       const id = uniqueName(caseName);
       const bmcNames = new Map<number, string>();
       for (const i of bmcIndexes) {

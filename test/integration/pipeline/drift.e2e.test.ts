@@ -38,7 +38,11 @@ test('a factory reset after completion: repaired for that server only, in one ne
       ],
     },
   });
-  const completed = async () => (await suite.runsOf(pipeline)).every((r) => r.status?.phase === 'Completed');
+  // One run (one BMC), and it must exist: an empty list is not a completed run.
+  const completed = async () => {
+    const runs = await suite.runsOf(pipeline);
+    return runs.length === 1 && runs.every((r) => r.status?.phase === 'Completed');
+  };
   await waitFor('the run Completed', completed, { timeoutMs: 120_000 });
   await suite.released(pipeline, names);
   const host = suite.fw.sim.bmc(sim[0]!.bmc).host(sim[0]!.system)!;

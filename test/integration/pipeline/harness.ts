@@ -1,6 +1,7 @@
 // The pipeline suite's world: the firmware suite (real webhook; maintenance, approval, budget and
 // firmware controllers as processes; the BMC simulator) plus the pipeline controller as its own
-// process under its own ServiceAccount (manifests/pipeline-controller/rbac.yaml).
+// process under its own ServiceAccount (manifests/pipeline-controller/rbac.yaml), in replicas (one
+// leads, the others stand by) so the crash test can kill -9 the leader.
 import type { MaintenancePipeline } from '../../../api/maintenance/v1alpha1/maintenancepipeline.js';
 import type { MaintenancePipelineRun } from '../../../api/maintenance/v1alpha1/maintenancepipelinerun.js';
 import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
@@ -9,6 +10,8 @@ import type { SimServer } from '../../../e2e/sim/bmc/server.js';
 import { spawnShipped } from '../../../e2e/harness/deployed.js';
 import { waitFor } from '../../../e2e/harness/env.js';
 import { kubeconfigForBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
+import { startReplicas } from '../../../e2e/harness/replicas.js';
+import type { SimTiming } from '../../../e2e/sim/bmc/model.js';
 import type { ResourceClient } from '../../../lib/kube/client.js';
 import {
   MaintenancePipelineResource,
@@ -21,13 +24,17 @@ export const CASE = 'pipeline.test.metal.ironcore.dev/case';
 
 export interface PipelineSuite {
   fw: FirmwareSuite;
-  controller: RunningBinary;
+  /** The pipeline-controller replica that leads now. */
+  readonly controller: RunningBinary;
+  /** kill -9 of the leading pipeline-controller once a standby is synced; a standby takes over. */
+  killLeader(): Promise<void>;
   pipelines: ResourceClient<MaintenancePipeline>;
   runs: ResourceClient<MaintenancePipelineRun>;
   /** Servers of a new case behind the given simulated BMCs, labelled `CASE=<caseName>`. */
   servers(
     caseName: string,
     bmcIndexes: number[],
+    opts?: { claims?: 'consumer' | 'none' },
   ): Promise<{ names: string[]; bmcs: string[]; sim: SimServer[] }>;
   /** Waits until no maintenance of the pipeline's runs is left and no server of `names` has the run taint. */
   released(pipeline: string, names: readonly string[], timeoutMs?: number): Promise<void>;
@@ -44,28 +51,42 @@ export interface PipelineSuite {
 export async function startPipelineSuite(opts: {
   bmcs: number;
   systems?: (i: number) => number;
+  /** pipeline-controller replicas (default 1). */
+  replicas?: number;
+  /** firmware-controller replicas (the firmware suite's default when unset). */
+  firmwareReplicas?: number;
+  timing?: Partial<SimTiming>;
 }): Promise<PipelineSuite> {
-  const fw = await startFirmwareSuite(opts);
+  const fw = await startFirmwareSuite({
+    bmcs: opts.bmcs,
+    ...(opts.systems ? { systems: opts.systems } : {}),
+    ...(opts.firmwareReplicas ? { replicas: opts.firmwareReplicas } : {}),
+    ...(opts.timing ? { timing: opts.timing } : {}),
+  });
   const admin = fw.lc.admin;
   const { kubeconfig } = await kubeconfigForBinary(admin, 'pipeline-controller');
-  const controller = spawnShipped('pipeline-controller', [
-    `--kubeconfig=${kubeconfig}`,
-    '--ops-host=127.0.0.1',
-    '--ops-port=0',
-    '--lease-duration=3',
-    '--renew-deadline=2',
-    '--retry-period=0.5',
-  ]);
-  await controller.waitForLog((l) => l.msg === 'pipeline-controller started', 90_000);
+  const spawn = () =>
+    spawnShipped('pipeline-controller', [
+      `--kubeconfig=${kubeconfig}`,
+      '--ops-host=127.0.0.1',
+      '--ops-port=0',
+      '--lease-duration=3',
+      '--renew-deadline=2',
+      '--retry-period=0.5',
+    ]);
+  const replicas = await startReplicas('pipeline-controller', spawn, opts.replicas ?? 1);
   const maintenances = admin.resource<ServerMaintenance>(ServerMaintenanceResource);
   const runs = admin.resource<MaintenancePipelineRun>(MaintenancePipelineRunResource);
   const suite: PipelineSuite = {
     fw,
-    controller,
+    get controller() {
+      return replicas.leader;
+    },
+    killLeader: () => replicas.killLeader(),
     pipelines: admin.resource<MaintenancePipeline>(MaintenancePipelineResource),
     runs,
-    async servers(caseName, bmcIndexes) {
-      const { names, bmcs, sim } = await fw.servers(caseName, bmcIndexes);
+    async servers(caseName, bmcIndexes, opts) {
+      const { names, bmcs, sim } = await fw.servers(caseName, bmcIndexes, opts);
       await Promise.all(
         names.map((n) => fw.lc.servers.patch(n, { metadata: { labels: { [CASE]: caseName } } })),
       );
@@ -110,7 +131,7 @@ export async function startPipelineSuite(opts: {
       );
     },
     async stop() {
-      await controller.stop('SIGTERM', 15_000);
+      await replicas.stop();
       await fw.stop();
     },
   };

@@ -5,11 +5,13 @@
 // controller requests none of its own); each stage ran exactly once on each server (the simulator's
 // ledger); and at the end no maintenance and no run taint is left. A BIOS flash failing on one
 // server ends its run Failed while the other server finishes; a pipeline deleted mid-run stops at
-// a safe point and leaves no run, maintenance or taint behind.
+// a safe point and leaves no run, maintenance or taint behind. A run whose tenant never approves
+// waits, touching nothing, until its maintenances' deadline, then proceeds on the deadline's approval.
 import type { MaintenancePipelineRun } from '../../../api/maintenance/v1alpha1/maintenancepipelinerun.js';
 import { SYSTEM_NAMESPACE } from '../../../contract/names.js';
 import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import { waitFor } from '../../../e2e/harness/env.js';
+import { TEST_POLICY } from '../lifecycle/harness.js';
 import { CASE, startPipelineSuite, type PipelineSuite } from './harness.js';
 
 let suite: PipelineSuite;
@@ -209,6 +211,69 @@ describe('pipeline controller', () => {
         started: l.biosFlashes,
       });
       expect(l.bmcLedger.bmcUpdatesStarted).toBe(l.bmcLedger.bmcFlashes);
+    }
+  }, 300_000);
+
+  test('a tenant that never approves: the run waits, touching nothing, until the deadline, then completes on the deadline approval', async () => {
+    // Planned maintenances get a 12 s deadline from announcement (the suite's policy says 1 h).
+    const classes = { ...TEST_POLICY.classes, Planned: { ...TEST_POLICY.classes.Planned, deadline: '12s' } };
+    await suite.fw.lc.setPolicy({ classes });
+    try {
+      const { names, sim } = await suite.servers('deadline', [6], { claims: 'consumer' });
+      const pipeline = 'deadline-fleet';
+      const stages = [
+        {
+          ...STAGES[1]!,
+          template: { ...STAGES[1]!.template, serverMaintenancePolicy: 'OwnerApproval' as const },
+        },
+      ];
+      await suite.pipelines.create({
+        metadata: { name: pipeline },
+        spec: { serverSelector: { matchLabels: { [CASE]: 'deadline' } }, stages },
+      });
+      // Announced to the tenant with a deadline; nobody answers.
+      const announced = await diagnosed(pipeline, () =>
+        waitFor(
+          'both maintenances Announced with a deadline',
+          async () => {
+            const ms = await suite.maintenancesOf(pipeline);
+            return ms.length === 2 && ms.every((m) => m.status?.state === 'Announced' && m.status.deadline)
+              ? ms
+              : undefined;
+          },
+          { timeoutMs: 60_000, intervalMs: 250 },
+        ),
+      );
+      const deadline = Math.max(...announced.map((m) => Date.parse(m.status!.deadline!)));
+      // Until the deadline nothing is written to the hardware and the stage has not started.
+      const writes = () => sim.map((x) => suite.fw.sim.bmc(x.bmc).host(x.system)!.ledger.biosSettingsWrites);
+      while (Date.now() < deadline - 1_000) {
+        expect(writes()).toEqual([0, 0]);
+        const [run] = await suite.runsOf(pipeline);
+        expect(run?.status?.phase).not.toBe('Completed');
+        expect(run?.status?.stages?.[0]?.phase).toBe('Pending');
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      // At the deadline the maintenances proceed without the tenant's answer, and the run completes.
+      const approved = new Map<string, string | undefined>();
+      await diagnosed(pipeline, () =>
+        waitFor(
+          'the run Completed after the deadline',
+          async () => {
+            for (const m of await suite.maintenancesOf(pipeline))
+              if (m.status?.approval) approved.set(m.spec.serverRef.name, m.status.approval.source);
+            const [run] = await suite.runsOf(pipeline);
+            if (run?.status?.phase === 'Failed') throw new Error(`run Failed: ${JSON.stringify(run.status)}`);
+            return run?.status?.phase === 'Completed';
+          },
+          { timeoutMs: 90_000, intervalMs: 250 },
+        ),
+      );
+      expect(Object.fromEntries(approved)).toEqual(Object.fromEntries(names.map((n) => [n, 'Deadline'])));
+      expect(writes()).toEqual([1, 1]);
+      await suite.released(pipeline, names);
+    } finally {
+      await suite.fw.lc.setPolicy({});
     }
   }, 300_000);
 });
