@@ -102,10 +102,13 @@ try {
     const kills = Object.entries(result.kills)
       .map(([c, n]) => `${c.replace('-controller', '')}=${n}`)
       .join(' ');
+    const exits = Object.entries(result.selfExits)
+      .map(([c, n]) => `${c.replace('-controller', '')}=${n}`)
+      .join(' ');
     const g = result.grants;
     say(
       `round ${r} (${shape}): ${result.ok ? 'ok' : 'FAILED'} ${result.maintenances} maintenances in ${s1(result.durationMs)} s; ` +
-        `kills ${kills} (longest down ${s1(result.maxDowntimeMs)} s); peak ${result.peakInMaintenance}/${budget}; ` +
+        `kills ${kills}${exits ? `, exited on their own ${exits}` : ''} (longest down ${s1(result.maxDowntimeMs)} s); peak ${result.peakInMaintenance}/${budget}; ` +
         `longest idle grant ${s1(result.maxIdleGrantAgeMs)} s; ` +
         `longest admissible wait ${s1(result.idleSlot.longestWaitMs)} s; ` +
         `grants written ${g.written} used ${g.used} released ${g.released} expired ${g.expired} left ${g.left}` +
@@ -157,6 +160,7 @@ const summary = {
   lease,
   maintenances: sum(results.map((r) => r.maintenances)),
   kills: sum(results.map((r) => sum(Object.values(r.kills)))),
+  self_exits: sum(results.map((r) => sum(Object.values(r.selfExits)))),
   peak_in_maintenance: max(results.map((r) => r.peakInMaintenance)),
   max_idle_grant_s: Number(s1(max(results.map((r) => r.maxIdleGrantAgeMs)))),
   max_admissible_wait_s: Number(s1(max(results.map((r) => r.idleSlot.longestWaitMs)))),

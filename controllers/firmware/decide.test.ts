@@ -3,7 +3,8 @@
 // exactly-once when the process dies between an action and its status write.
 import { describe, expect, it } from '@jest/globals';
 import type { BIOSVersion, BMCVersion, BIOSSettings, BMCSettings } from './model.js';
-import { ConditionTypes as C, OPERATION_ANNOTATION } from './model.js';
+import { requestMaintenance } from './maintenance.js';
+import { ConditionTypes as C, OPERATION_ANNOTATION, OWNER_LABEL } from './model.js';
 import { compareVersions } from './version.js';
 import { FakeBmc } from './testing/fake-bmc.js';
 import { FakeCluster, server } from './testing/fake-cluster.js';
@@ -198,7 +199,7 @@ describe('BIOSVersion', () => {
     bmc.taskOutcome = 'success';
     await toInMaintenance(c, bmc);
     const names = [...c.maintenances.keys()];
-    expect(names).toEqual(['biosv-srv-1-bios-1']);
+    expect(names).toEqual(['biosv-srv-1-bios-uidobj-1']);
     for (let i = 0; i < 10 && c.state === 'InProgress'; i++) await c.settle(bmc);
     expect(c.state).toBe('Completed');
     expect(c.obj.status?.failedAttempts).toBe(1);
@@ -232,6 +233,42 @@ describe('BIOSVersion', () => {
     expect(c.state).toBe('Failed');
     expect(c.condition(C.Failed)?.reason).toBe('MaintenanceLost');
     expect(bmc.counters.updates).toBe(0);
+  });
+
+  it("a child re-created under the same name while the old one's maintenance is still terminating: one attempt, its own maintenance", async () => {
+    const c = new FakeCluster('BIOSVersion', biosVersion(), [server('srv-1')]);
+    c.obj.metadata.uid = 'b7c1d2e3-new';
+    // The deleted child's attempt 0, held up by the maintenance controller's finalizer.
+    const old = {
+      ...requestMaintenance(
+        'BIOSVersion',
+        { ...c.obj, metadata: { ...c.obj.metadata, uid: 'a0f9e8d7-old' } },
+        'srv-1',
+        0,
+        c.ctx(),
+      ),
+    };
+    old.metadata = { ...old.metadata, uid: 'm-old', deletionTimestamp: '2026-12-01T09:59:59Z' };
+    old.status = { state: 'InMaintenance' };
+    c.maintenances.set(old.metadata.name ?? '', old);
+    const bmc = new FakeBmc({ bios: '1.0.0' });
+    await c.settle(bmc);
+    expect(c.state).toBe('InProgress');
+    expect(c.condition(C.Progressing)?.reason).toBe('WaitingForMaintenance');
+    const mine = [...c.maintenances.values()].filter(
+      (m) => m.metadata.labels?.[OWNER_LABEL] === c.obj.metadata.uid,
+    );
+    expect(mine).toHaveLength(1);
+    expect(mine[0]!.metadata.name).not.toBe(old.metadata.name);
+    c.admit('srv-1');
+    c.maintenances.delete(old.metadata.name ?? '');
+    for (let i = 0; i < 10 && c.state === 'InProgress'; i++) {
+      await c.settle(bmc);
+      c.advance(3_000);
+    }
+    expect(c.state).toBe('Completed');
+    expect(c.obj.status?.failedAttempts ?? 0).toBe(0);
+    expect(bmc.counters.updates).toBe(1);
   });
 
   it('exactly once: a crash after every action never posts SimpleUpdate twice', async () => {

@@ -40,13 +40,18 @@ export function startAttempt(d: Draft, world: FirmwareWorld, why: string): Decis
     world.runHeld?.refs ??
     world.servers.map((s) => ({
       namespace: d.ctx.namespace,
-      name: maintenanceName(d.kind, name, s.metadata.name ?? '', attempt),
+      name: maintenanceName(d.kind, name, d.obj.metadata.uid ?? '', s.metadata.name ?? '', attempt),
     }));
   const actions: FirmwareAction[] = [{ kind: 'setRefs', attempt, refs }];
   if (d.obj.metadata.annotations?.[OPERATION_ANNOTATION] === OPERATION_RETRY)
     actions.push({ kind: 'clearOperation' });
   d.drop(C.Failed);
   d.status.upgradeTask = undefined;
+  // A settings attempt proves each item again: the last attempt's records (flowState, appliedETags)
+  // say what was true then, and an item still marked Applied would be skipped without a write (a
+  // drift repair after a factory reset settled Applied, drifted again, and looped).
+  d.status.flowState = undefined;
+  d.status.appliedETags = undefined;
   d.enter('RequestingMaintenance', why);
   d.event('Normal', 'AttemptStarted', `attempt ${attempt + 1}: ${why}`);
   return d.act(actions, 0);

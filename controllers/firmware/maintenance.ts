@@ -31,14 +31,22 @@ const SHORT: Record<FirmwareKindName, string> = {
   BMCSettings: 'bmcs',
 };
 
-/** A DNS-1123 name for (object, server, attempt): readable when short, hashed when long. */
+/**
+ * A DNS-1123 name for (object, server, attempt): readable when short, hashed when long. The object's
+ * uid is in it: a child deleted and re-created under the same name (a Set re-stamping it, a run
+ * re-stamping a changed stage) starts again at attempt 0, and the old child's maintenance of that
+ * attempt may still be terminating (its finalizer); a shared name would make the create meet the old
+ * one, and the new child would call its maintenance lost and burn an attempt.
+ */
 export function maintenanceName(
   kind: FirmwareKindName,
   obj: string,
+  uid: string,
   server: string,
   attempt: number,
 ): string {
-  const plain = `${SHORT[kind]}-${obj}${kind.startsWith('BMC') ? `-${server}` : ''}-${attempt}`;
+  const tag = uid.replace(/[^a-z0-9]/g, '').slice(0, 8);
+  const plain = `${SHORT[kind]}-${obj}${kind.startsWith('BMC') ? `-${server}` : ''}${tag ? `-${tag}` : ''}-${attempt}`;
   if (plain.length <= 63) return plain;
   const hash = createHash('sha256').update(plain).digest('hex').slice(0, 10);
   return `${plain.slice(0, 50).replace(/[-.]+$/, '')}-${hash}`;
@@ -59,7 +67,7 @@ export function requestMaintenance(
     apiVersion: ServerMaintenanceKind.apiVersion,
     kind: ServerMaintenanceKind.kind,
     metadata: {
-      name: maintenanceName(kind, obj.metadata.name ?? '', server, attempt),
+      name: maintenanceName(kind, obj.metadata.name ?? '', obj.metadata.uid ?? '', server, attempt),
       namespace: ctx.namespace,
       labels: { [OWNER_LABEL]: obj.metadata.uid ?? '', [ATTEMPT_LABEL]: String(attempt) },
       ownerReferences: [

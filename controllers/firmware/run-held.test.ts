@@ -131,3 +131,64 @@ describe('spec.driftPolicy', () => {
     expect(bmc.counters.updates).toBe(0);
   });
 });
+
+describe('drift repaired: a settings child re-activated after its hardware changed', () => {
+  /** Runs the child until it settles (at most `rounds` reconciles, 3 s apart). */
+  async function untilSettled(c: FakeCluster, bmc: FakeBmc, rounds = 30): Promise<void> {
+    for (let i = 0; i < rounds; i++) {
+      await c.settle(bmc);
+      if (c.state === 'Applied' || c.state === 'Failed') return;
+      c.advance(3_000);
+    }
+  }
+
+  /** Plays the run: settle the child to Observe, or re-activate it (driftPolicy cleared). */
+  function setDriftPolicy(c: FakeCluster, policy: 'Observe' | undefined): void {
+    const spec = c.obj.spec as { driftPolicy?: string };
+    if (policy) spec.driftPolicy = policy;
+    else delete spec.driftPolicy;
+    c.obj.metadata.generation = (c.obj.metadata.generation ?? 0) + 1;
+  }
+
+  for (const kind of ['BIOSSettings', 'BMCSettings'] as const) {
+    it(`${kind}: writes the changed attribute again instead of settling Applied from the last attempt's record`, async () => {
+      const obj =
+        kind === 'BIOSSettings'
+          ? biosSettings()
+          : ({
+              apiVersion: 'baseboard.metal.ironcore.dev/v1alpha1',
+              kind: 'BMCSettings',
+              metadata: { name: 'run-bmc-tune' },
+              spec: {
+                bmcRef: { name: 'bmc-1' },
+                version: '5.0.0',
+                settingsFlow: [{ name: 'boot', priority: 1, settings: { BootMode: 'Uefi' } }],
+              },
+            } as unknown as BIOSSettings);
+      const c = new FakeCluster(kind, obj, [server('srv-1')]);
+      c.holdForRun('InMaintenance');
+      const bmc = new FakeBmc({ attributes: { BootMode: 'Legacy' } });
+      await untilSettled(c, bmc);
+      expect(c.state).toBe('Applied');
+      expect(bmc.counters.writes).toBe(1);
+      // The run settles it; a factory reset puts the old value back; Observe sees the drift.
+      setDriftPolicy(c, 'Observe');
+      await c.reconcile(bmc);
+      expect(c.state).toBe('Applied');
+      bmc.attributes.BootMode = 'Legacy';
+      await c.reconcile(bmc);
+      expect(c.state).toBe('Pending');
+      // The run re-activates it inside a new hold: the value is written again and read back.
+      setDriftPolicy(c, undefined);
+      await untilSettled(c, bmc);
+      expect(c.state).toBe('Applied');
+      expect(bmc.counters.writes).toBe(2);
+      expect(bmc.attributes.BootMode).toBe('Uefi');
+      // Settled again, it finds nothing to report: the loop is closed.
+      setDriftPolicy(c, 'Observe');
+      await c.reconcile(bmc);
+      expect(c.state).toBe('Applied');
+      expect(creates(c)).toEqual([]);
+    });
+  }
+});

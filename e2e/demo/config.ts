@@ -18,6 +18,9 @@ export interface DemoOptions {
   signal: AbortSignal;
 }
 
+/** The share of servers the seeded tenants claim; the rest stays free for act 2's cordon and the orphan. */
+export const CLAIMED_SHARE = 0.72;
+
 /** The policy the demo runs with: the defaults, with deadlines and auto-approval in seconds. */
 export const DEMO_POLICY = {
   apiVersion: 'policy.maintenance.metal.ironcore.dev/v1alpha1',

@@ -11,6 +11,8 @@ import { join } from 'node:path';
 import { controlPlaneUp, installCRDs } from '../harness/control-plane.js';
 import { KubeClient } from '../../lib/kube/client.js';
 import { Demo } from './scenario.js';
+import { ANNOUNCE_MIN_CLAIMS, ANNOUNCE_MIN_TENANTS } from './announce-plan.js';
+import { CLAIMED_SHARE } from './config.js';
 
 const count = (min: number) => (v: string) => {
   if (!/^\d+$/.test(v.trim())) throw new InvalidArgumentError(`"${v}" is not a whole number.`);
@@ -48,8 +50,14 @@ if (!acts.has(1)) usage('--acts must include 1: the fleet has to come up first')
 if ((acts.has(3) || acts.has(5)) && !acts.has(2))
   usage('--acts 3 and 5 use the server act 2 cordons: include 2');
 if (o.racks > o.servers) usage(`--racks ${o.racks} is more than --servers ${o.servers}`);
-if (Math.floor((o.servers * 0.72) / o.tenants) < 1)
-  usage(`--tenants ${o.tenants} leaves no claim per tenant for ${o.servers} servers`);
+const claimsPerTenant = Math.floor((o.servers * CLAIMED_SHARE) / o.tenants);
+if (claimsPerTenant < 1) usage(`--tenants ${o.tenants} leaves no claim per tenant for ${o.servers} servers`);
+if (acts.has(3) && o.tenants < ANNOUNCE_MIN_TENANTS)
+  usage(`--acts 3 needs --tenants ${ANNOUNCE_MIN_TENANTS} or more: one approves by hand, one standing`);
+if (acts.has(3) && claimsPerTenant * o.tenants < ANNOUNCE_MIN_CLAIMS)
+  usage(
+    `--acts 3 needs ${ANNOUNCE_MIN_CLAIMS} claimed servers; --servers ${o.servers} gives ${claimsPerTenant * o.tenants}`,
+  );
 
 const abort = new AbortController();
 let interrupted = false;

@@ -7,8 +7,6 @@
 //   5 the cordon is lifted and the pinned claim binds
 // Everything goes through the real API server, webhook and controllers; the terminal shows the fleet
 // live, and a summary at the end.
-import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
-import type { ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
 import { KubeClient } from '../../lib/kube/client.js';
 import { painter, type Painter } from '../../cli/output.js';
 import { main as kubectlMetal } from '../../cli/main.js';
@@ -19,8 +17,9 @@ import { TENANT_LABEL, planFleet, seedFleet, type FleetPlan } from '../sim/fleet
 import { LIFECYCLE_CONTROLLERS, Stack, applyPolicy } from './stack.js';
 import { OPS_NAMESPACE, createClaim, createMaintenance, tenantOwner } from './objects.js';
 import { FleetWatch } from './watch.js';
+import { STANDING_TENANT, announcePlan } from './announce-plan.js';
 import { LiveArea, clock } from './screen.js';
-import { DEMO_POLICY, type DemoOptions, type DemoResult } from './config.js';
+import { CLAIMED_SHARE, DEMO_POLICY, type DemoOptions, type DemoResult } from './config.js';
 import {
   liveFrame,
   logTails,
@@ -28,7 +27,6 @@ import {
   summaryLines,
   type DemoProgress,
   type ReportContext,
-  type ScenarioRow,
 } from './report.js';
 import { join } from 'node:path';
 import type { PrometheusHandle } from '../harness/prometheus.js';
@@ -213,9 +211,9 @@ export class Demo {
       servers: o.servers,
       racks: o.racks,
       tenants: o.tenants,
-      claimsPerTenant: Math.floor((o.servers * 0.72) / o.tenants),
+      claimsPerTenant: Math.floor((o.servers * CLAIMED_SHARE) / o.tenants),
       claimMode: 'serverRef',
-      approvalMode: (t) => (t === 1 ? 'Automatic' : 'Manual'),
+      approvalMode: (t) => (t === STANDING_TENANT ? 'Automatic' : 'Manual'),
       fleetBudget: 4,
       rackBudget: 2,
       tenantBudget: 2,
@@ -307,51 +305,16 @@ export class Demo {
     return name;
   }
 
-  /** The claim (namespace/name) of the k-th seeded claim of tenant t, and its server. */
-  #claimOf(t: number, k = 0): { claim: ServerClaim; server: string } {
-    const plan = this.#plan!;
-    const claim = plan.claims.filter(
-      (c) => c.metadata.namespace === plan.namespaces[t % plan.namespaces.length],
-    )[k]!;
-    return { claim, server: claim.spec.serverRef!.name };
-  }
-
   async #announce(cordoned: string): Promise<void> {
     this.#beginAct(3, 'maintenances announced to tenants');
     await ensureNamespace(this.#admin!, OPS_NAMESPACE);
-    const a = this.#claimOf(0);
-    const b = this.#claimOf(1);
-    const c = this.#claimOf(2);
+    const owner = this.#plan!.claims[0]!;
     const orphan = this.#watch!.claims!.getByName(
       'orphan-1',
       this.#plan!.namespaces[3 % this.#plan!.namespaces.length],
     )!;
-    const fw = {
-      reason: 'FirmwareUpdate' as const,
-      class: 'Urgent' as const,
-      description: 'BMC firmware 7.10 (CVE fixes)',
-    };
-    const plan: [ScenarioRow, string, Partial<ServerMaintenance['spec']>][] = [
-      [{ key: '', label: `fw-${a.server}`, expect: 'Owner', says: 'approves by hand' }, a.server, fw],
-      [{ key: '', label: `fw-${b.server}`, expect: 'Standing', says: 'Automatic (standing)' }, b.server, fw],
-      [
-        {
-          key: '',
-          label: `fw-${orphan.spec.serverRef!.name}`,
-          expect: 'Policy',
-          says: 'nobody (no consumer)',
-        },
-        orphan.spec.serverRef!.name,
-        fw,
-      ],
-      [{ key: '', label: `fw-${c.server}`, expect: 'Deadline', says: 'never answers' }, c.server, fw],
-      [
-        { key: '', label: `diag-${cordoned}`, expect: 'NotRequired', says: 'unclaimed, cordoned' },
-        cordoned,
-        { reason: 'Diagnostics', class: 'Urgent' },
-      ],
-    ];
-    for (const [row, server, spec] of plan) {
+    const plan = announcePlan(this.#plan!, orphan, cordoned);
+    for (const { row, server, spec } of plan) {
       row.key = await createMaintenance(this.#admin!, row.label, server, spec, '5s');
       this.#s.rows.push(row);
     }
@@ -368,12 +331,12 @@ export class Demo {
       60_000,
     );
     await this.#pause(4000);
-    const ns = a.claim.metadata.namespace!;
+    const ns = owner.metadata.namespace!;
     await this.#kubectlMetal(await tenantOwner(this.#admin!, ns), [
       '-n',
       ns,
       'approve',
-      a.claim.metadata.name!,
+      owner.metadata.name!,
       first.label,
     ]);
     await this.#until(

@@ -31,4 +31,13 @@ describe('demo usage', () => {
     expect(racks).toMatchObject({ code: 2, out: expect.stringContaining('must be at least 1, got 0') });
     for (const r of [help, servers, racks]) expect(r.out).not.toContain('starting a control plane');
   }, 55_000);
+
+  it('refuses act 3 with one tenant, which has no standing approver, and plays acts 1 and 2 without it', async () => {
+    const one = await demo('--dir', '/nonexistent', '--tenants', '1');
+    expect(one).toMatchObject({
+      code: 2,
+      out: expect.stringContaining('--acts 3 needs --tenants 2 or more'),
+    });
+    expect(one.out).not.toContain('starting a control plane');
+  }, 55_000);
 });

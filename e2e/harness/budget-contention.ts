@@ -26,7 +26,7 @@ import { KubeClient } from '../../lib/kube/client.js';
 import type { PolicyRule } from './env.js';
 import type { WebhookHandle } from './webhook.js';
 import type { IdleSlotReport } from './idle-slot.js';
-import type { DomainPeak } from './contention-checker.js';
+import type { DomainPeak, LedgerCounts } from './contention-checker.js';
 import { ContentionRun } from './contention-run.js';
 
 export { InvariantChecker, type DomainPeak, type Pool, type WatchEvent } from './contention-checker.js';
@@ -88,6 +88,8 @@ export interface ContentionResult {
   unreachable: number;
   /** Grants given back after a write that was refused by another step or surely not stored. */
   releasedAfterFailure: number;
+  /** Ledger entries by fate, over both budgets (contention-checker.ts). */
+  grants: LedgerCounts;
   /** Per budget domain, e.g. "flat" or "racks/r2". */
   peaks: Record<string, DomainPeak>;
   violations: string[];
@@ -148,6 +150,7 @@ export function describeRun(r: ContentionResult): string {
     `run ${r.run}: ${r.maintenances} maintenances, ${r.servers} servers, ${r.clients} clients, K=${r.limit}; ` +
     `granted ${r.granted}, denied ${deniedTotal} (${denied}), unreachable ${r.unreachable} ` +
     `(grants given back ${r.releasedAfterFailure}); ` +
+    `ledger entries written ${r.grants.written} used ${r.grants.used} released ${r.grants.released} left ${r.grants.left}; ` +
     `peak granted/inMaintenance per domain: ${peaks}; ` +
     `longest admissible wait ${r.idleSlot.longestWaitMs} ms; ` +
     `replica killed after ${r.killedAfterMs ?? '-'} ms; ${r.watchEvents} watch events; ` +

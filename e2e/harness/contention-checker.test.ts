@@ -1,6 +1,7 @@
 // The contention run's invariant checker (contention-checker.ts) must catch every kind of violation it
 // claims to: a ledger over the limit, too many maintenances InMaintenance in a domain, two on one
-// server, and (in the replay by resourceVersion) a maintenance InMaintenance without its grant.
+// server, and (in the replay by resourceVersion) a maintenance InMaintenance without its grant; and it
+// counts the ledger entries by fate (issue 31: none left at the end, the unused ones given back).
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import { InvariantChecker, type Pool, type WatchEvent } from './contention-checker.js';
@@ -91,5 +92,21 @@ describe('InvariantChecker', () => {
     expect(c.violations).toEqual([
       `revision ${enter.object.metadata.resourceVersion}: m-s1 InMaintenance without a grant`,
     ]);
+  });
+
+  it('counts ledger entries written, used, released and left', () => {
+    const c = checker();
+    c.onBudget(budget(['s1']));
+    c.onMaintenance(sm('m-s1', 's1', 'InMaintenance'));
+    c.onMaintenance(sm('m-s1', 's1', 'Completed'));
+    c.onBudget(budget([]));
+    // s2's grant is written and given back before its maintenance ever starts; written again, it is left.
+    c.onBudget(budget(['s2']));
+    c.onBudget(budget([]));
+    c.onBudget(budget(['s2']));
+    expect(c.ledgerCounts()).toEqual({ written: 3, used: 1, released: 2, left: 1 });
+    // A grant written while its maintenance already runs counts as used.
+    c.onMaintenance(sm('m-s2', 's2', 'InMaintenance'));
+    expect(c.ledgerCounts()).toEqual({ written: 3, used: 2, released: 2, left: 1 });
   });
 });

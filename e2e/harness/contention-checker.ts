@@ -1,8 +1,9 @@
 // The invariant checker of a contention run (budget-contention.ts): it judges the watch streams of the
 // budgets and the maintenances as they arrive (per budget domain at most K servers granted and K
 // maintenances InMaintenance, never two on one server), and after the run replays both streams merged
-// by resourceVersion (at no revision a maintenance InMaintenance without its grant). Pure: events in,
-// violations and peaks out.
+// by resourceVersion (at no revision a maintenance InMaintenance without its grant). It also counts the
+// ledger entries and their fate (issue 31): written, used (its maintenance InMaintenance while it was on
+// the ledger), gone from the ledger, and left at the end. Pure: events in, violations, peaks and counts out.
 import type { LedgerEntry, ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 
@@ -15,6 +16,17 @@ export interface DomainPeak {
 
 export type Pool = 'flat' | 'racks';
 export type WatchEvent<T> = { type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR'; object: T };
+
+/** Ledger entries of a run, by fate. An entry is one grant (maintenance uid and grantedAt) on one budget. */
+export interface LedgerCounts {
+  written: number;
+  /** Of those, entries whose maintenance was InMaintenance while they were on the ledger. */
+  used: number;
+  /** Entries that left their ledger (released after use, or given back unused). */
+  released: number;
+  /** Entries still on a ledger at the end. */
+  left: number;
+}
 interface Recorded {
   rv: number;
   kind: 'budget' | 'maintenance';
@@ -34,6 +46,10 @@ export class InvariantChecker {
   readonly #inMaintenance = new Map<string, string>(); // maintenance name → server
   completed = new Set<string>();
   ledgerSize = new Map<string, number>();
+  /** pool → entry key → whether it was used. */
+  readonly #entries = new Map<Pool, Map<string, boolean>>();
+  readonly #running = new Set<string>(); // uids InMaintenance now
+  readonly #counts = { written: 0, used: 0, released: 0 };
 
   constructor(limit: number, domainOf: Map<string, string>, budgets: Map<string, Pool>) {
     this.#limit = limit;
@@ -59,6 +75,7 @@ export class InvariantChecker {
     });
     const grants = e.type === 'DELETED' ? [] : (e.object.status?.grants ?? []);
     this.ledgerSize.set(pool, grants.length);
+    this.#tally(pool, grants);
     const perDomain = new Map<string, Set<string>>();
     for (const g of grants) {
       const domain = pool === 'flat' ? 'flat' : `racks/${g.domain ?? ''}`;
@@ -80,6 +97,7 @@ export class InvariantChecker {
       object: m,
     });
     if (m.status?.state === 'Completed') this.completed.add(name);
+    this.#onRunning(m.metadata.uid ?? '', e.type !== 'DELETED' && m.status?.state === 'InMaintenance');
     if (e.type !== 'DELETED' && m.status?.state === 'InMaintenance')
       this.#inMaintenance.set(name, m.spec.serverRef.name);
     else this.#inMaintenance.delete(name);
@@ -91,6 +109,45 @@ export class InvariantChecker {
       this.violations.push(`server ${server}: ${onServer} maintenances InMaintenance at once`);
     const inDomain = [...this.#inMaintenance.values()].filter((s) => this.#domainOf.get(s) === domain).length;
     this.#peak(domain, 'inMaintenance', inDomain, 'maintenances InMaintenance');
+  }
+
+  /** The ledger entries seen so far, by fate (LedgerCounts). */
+  ledgerCounts(): LedgerCounts {
+    let left = 0;
+    let usedLeft = 0;
+    for (const entries of this.#entries.values())
+      for (const used of entries.values()) {
+        left++;
+        if (used) usedLeft++;
+      }
+    return { ...this.#counts, used: this.#counts.used + usedLeft, left };
+  }
+
+  #tally(pool: Pool, grants: readonly LedgerEntry[]): void {
+    const before = this.#entries.get(pool) ?? new Map<string, boolean>();
+    const after = new Map<string, boolean>();
+    for (const g of grants) {
+      const key = `${g.maintenanceUID}@${g.grantedAt}`;
+      const was = before.get(key);
+      if (was === undefined) this.#counts.written++;
+      after.set(key, was ?? this.#running.has(g.maintenanceUID));
+    }
+    for (const [key, used] of before)
+      if (!after.has(key)) {
+        this.#counts.released++;
+        if (used) this.#counts.used++;
+      }
+    this.#entries.set(pool, after);
+  }
+
+  #onRunning(uid: string, running: boolean): void {
+    if (!running) {
+      this.#running.delete(uid);
+      return;
+    }
+    this.#running.add(uid);
+    for (const entries of this.#entries.values())
+      for (const key of entries.keys()) if (key.startsWith(`${uid}@`)) entries.set(key, true);
   }
 
   /**

@@ -309,6 +309,10 @@ export class ContentionRun {
       started: 0,
     };
     c.violations.push(...idleSlot.violations.map((v) => `idle slot: ${v}`));
+    // No budget controller runs here, so nothing expires a grant: one not given back stays on its
+    // ledger, and the run must end with none (issue 31: released at the source, not left to the TTL).
+    const grants = c.ledgerCounts();
+    if (grants.left > 0) c.violations.push(`${grants.left} grants left on the ledgers at the end`);
     return {
       run: this.id,
       maintenances: this.s.M,
@@ -320,6 +324,7 @@ export class ContentionRun {
       unreachable: this.unreachable,
       releasedAfterFailure: this.releasedAfterFailure,
       peaks: c.peaks,
+      grants,
       violations: [...new Set(c.violations)],
       idleSlot,
       ...(this.killedAfterMs !== undefined ? { killedAfterMs: this.killedAfterMs } : {}),

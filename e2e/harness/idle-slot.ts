@@ -17,8 +17,9 @@
 // looks for. maxAllowedUnavailable is the contract's one formula (PDB rounding).
 //
 // Time is the caller's: every call takes `now` (epoch ms). A stall produces no events, so the caller
-// also calls tick(now) on a timer. Time while a binary is down (between down() and up(): a kill -9
-// until its successor holds the Lease and runs) does not count: nothing can start then by design.
+// also calls tick(now) on a timer. Time while a binary is down (between down() and up(): a kill -9, or
+// an exit of its own such as a lost Lease, until its successor holds the Lease and runs) does not count:
+// nothing can start then by design.
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import { maxAllowedUnavailable } from '../../contract/budget-room.js';
 

@@ -1,10 +1,12 @@
 // A controller: a work queue of object keys and workers that reconcile them. Reconcile is
 // level-triggered: it gets a key, reads the world from caches, decides, writes, and returns when
-// (if ever) to look again. A thrown error re-queues the key with backoff, never in a hot loop.
+// (if ever) to look again. A thrown error re-queues the key with backoff, never in a hot loop; one
+// that an admission webhook did not answer with a backoff capped at a few seconds.
 import type { Logger } from 'pino';
 import { silentLogger } from '../log.js';
 import { errorMessage } from '../errors.js';
 import { WorkQueue, type WorkQueueOptions } from './workqueue.js';
+import { isWebhookUnavailable } from './errors.js';
 import type { RuntimeMetrics } from './metrics.js';
 
 export interface ReconcileResult {
@@ -21,7 +23,15 @@ export interface ControllerOptions {
   queue?: WorkQueueOptions;
   logger?: Logger;
   metrics?: RuntimeMetrics;
+  /**
+   * Longest wait before a key whose reconcile failed on an admission webhook that did not answer is tried
+   * again (default 2 s; see WorkQueue.addPeerRetry): its end is the webhook serving again, which no event
+   * tells, and a slot may wait for that write.
+   */
+  peerRetryCapMs?: number;
 }
+
+const PEER_RETRY_CAP_MS = 2_000;
 
 export class Controller {
   readonly name: string;
@@ -94,16 +104,23 @@ export class Controller {
           m?.reconciles.inc({ controller: this.name, result: 'success' });
         }
       } catch (e) {
-        const attempt = this.queue.numRequeues(key) + 1;
-        this.#log.warn({ key, attempt, err: errorMessage(e) }, 'reconcile failed; retrying with backoff');
-        this.queue.addRateLimited(key);
-        m?.reconciles.inc({ controller: this.name, result: 'error' });
-        m?.queueRetries.inc({ controller: this.name });
+        this.#failed(key, e);
       } finally {
         end?.();
         this.queue.done(key);
         m?.queueDepth.set({ controller: this.name }, this.queue.length);
       }
     }
+  }
+
+  /** A reconcile threw: the key is tried again with backoff (capped when a webhook did not answer). */
+  #failed(key: string, e: unknown): void {
+    const m = this.#o.metrics;
+    const attempt = this.queue.numRequeues(key) + 1;
+    this.#log.warn({ key, attempt, err: errorMessage(e) }, 'reconcile failed; retrying with backoff');
+    if (isWebhookUnavailable(e)) this.queue.addPeerRetry(key, this.#o.peerRetryCapMs ?? PEER_RETRY_CAP_MS);
+    else this.queue.addRateLimited(key);
+    m?.reconciles.inc({ controller: this.name, result: 'error' });
+    m?.queueRetries.inc({ controller: this.name });
   }
 }

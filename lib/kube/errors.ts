@@ -67,3 +67,10 @@ export const isTooManyRequests = (e: unknown): boolean => hasStatus(e, 429);
 export const isTransient = (e: unknown): boolean =>
   e instanceof KubeTransportError ||
   (e instanceof KubeApiError && (e.statusCode === 429 || e.statusCode >= 500 || e.reason === 'Timeout'));
+
+/**
+ * The API server refused the request because calling an admission webhook failed: the webhook is down,
+ * restarting or too slow (failurePolicy Fail). It goes through once the webhook serves again.
+ */
+export const isWebhookUnavailable = (e: unknown): boolean =>
+  e instanceof KubeApiError && e.statusCode >= 500 && /failed calling webhook/i.test(e.status.message ?? '');

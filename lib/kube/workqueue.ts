@@ -124,6 +124,21 @@ export class WorkQueue<K = string> {
     this.addAfter(key, Math.max(perKey, bucket));
   }
 
+  /**
+   * Re-adds after a failure that ends once a peer serves again, which no watch event tells (an admission
+   * webhook down: the API server refuses every write it reviews). The per-key backoff of addRateLimited,
+   * capped at `capMs`, and not charged to the overall bucket. Uncapped, a key failing all through an
+   * outage of t seconds next tried up to t seconds after the peer was back (5 ms doubling: the tries
+   * land at 5, 15, 35 … ms); charged to the bucket, an outage that failed a few hundred writes left a
+   * debt of seconds on every retry after it. Bounded all the same: one try per key per `capMs`.
+   */
+  addPeerRetry(key: K, capMs: number): void {
+    const n = this.#failures.get(key) ?? 0;
+    this.#failures.set(key, n + 1);
+    this.retries++;
+    this.addAfter(key, Math.min(capMs, this.#opts.maxDelayMs, this.#opts.baseDelayMs * 2 ** n));
+  }
+
   /** Forgets a key's failure history (call after a success). */
   forget(key: K): void {
     this.#failures.delete(key);

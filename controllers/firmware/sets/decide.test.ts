@@ -22,6 +22,7 @@ const child = (target: string, state?: string, extra: Partial<ChildView> = {}): 
   name: childName('fleet', target),
   target,
   started: false,
+  current: true,
   ...(state ? { state } : {}),
   ...extra,
 });
@@ -175,6 +176,56 @@ const childArb = fc.record({
   state: fc.constantFrom(...STATES),
   started: fc.boolean(),
   hold: fc.constantFrom(undefined, 'Queued', 'Paused', 'ShortCircuited'),
+  current: fc.boolean(),
+});
+
+describe('decideSet: a changed template', () => {
+  const stale = (target: string, state?: string, extra: Partial<ChildView> = {}) =>
+    child(target, state, { current: false, ...extra });
+
+  it('re-stamps done children, paced by maxConcurrent like first attempts, and says so', () => {
+    const [a, b, c] = targets(3);
+    const d = decideSet(
+      input({
+        set: set({ maxConcurrent: 1 }),
+        targets: [a!, b!, c!],
+        children: [stale(a!, 'Completed'), stale(b!, 'Completed'), stale(c!, 'Completed')],
+      }),
+    );
+    expect(d.restamp).toEqual([
+      { name: 'fleet-srv-000', target: a, hold: null },
+      { name: 'fleet-srv-001', target: b, hold: 'Queued' },
+      { name: 'fleet-srv-002', target: c, hold: 'Queued' },
+    ]);
+    expect(d.holds).toEqual([]);
+    expect(d.status).toMatchObject({ pendingBIOSVersion: 3, completedBIOSVersion: 0, heldChildren: 2 });
+    expect(d.status.conditions?.find((x) => x.type === 'RolloutComplete')).toMatchObject({ status: 'False' });
+    expect(d.events).toContainEqual(expect.objectContaining({ reason: 'TemplateChanged' }));
+  });
+
+  it('lets a child past its gate finish on the old template, and re-stamps it once it is done', () => {
+    const [a] = targets(1);
+    const running = decideSet(
+      input({ targets: [a!], children: [stale(a!, 'InProgress', { started: true })] }),
+    );
+    expect(running.restamp).toEqual([]);
+    expect(running.events.map((e) => e.reason)).not.toContain('TemplateChanged');
+    const done = decideSet(input({ targets: [a!], children: [stale(a!, 'Completed')] }));
+    expect(done.restamp).toEqual([{ name: 'fleet-srv-000', target: a, hold: null }]);
+  });
+
+  it('re-stamps a child waiting at its gate with the hold it has, and leaves current children alone', () => {
+    const [a, b] = targets(2);
+    const d = decideSet(
+      input({
+        set: set({ paused: true }),
+        targets: [a!, b!],
+        children: [stale(a!, 'InProgress', { hold: 'Paused' }), child(b!, 'Completed')],
+      }),
+    );
+    expect(d.restamp).toEqual([{ name: 'fleet-srv-000', target: a, hold: 'Paused' }]);
+    expect(d.holds).toEqual([]);
+  });
 });
 
 describe('decideSet properties', () => {
@@ -196,6 +247,7 @@ describe('decideSet properties', () => {
             // Only InProgress children can be past their gate.
             started: r.state === 'InProgress' && r.started,
             ...(r.hold ? { hold: r.hold } : {}),
+            current: r.current,
           }));
           const all = targets(0).concat(children.map((c) => c.target));
           for (let i = 0; i < extra; i++) all.push(`new-${i}`);
@@ -208,10 +260,23 @@ describe('decideSet properties', () => {
           // The hold each child ends up with.
           const holdOf = new Map<string, string | undefined>(children.map((c) => [c.name, c.hold]));
           for (const h of d.holds) holdOf.set(h.name, h.hold ?? undefined);
+          for (const r of d.restamp) holdOf.set(r.name, r.hold ?? undefined);
           for (const c of d.create) holdOf.set(c.name, c.hold);
+          // Re-stamped exactly the stale children not past their gate, each written once.
+          const stale = children.filter((c) => !c.current && !c.started).map((c) => c.name);
+          expect(d.restamp.map((r) => r.name).sort()).toEqual([...stale].sort());
+          for (const h of d.holds) expect(stale).not.toContain(h.name);
+          // A re-stamped child that was done is a new attempt: it waits like a pending one.
           const view = [
-            ...children,
-            ...d.create.map((c): ChildView => ({ name: c.name, target: c.target, started: false })),
+            ...children.map((c) =>
+              stale.includes(c.name) && c.state === 'Completed' ? { ...c, state: 'Pending' } : c,
+            ),
+            ...d.create.map((c): ChildView => ({
+              name: c.name,
+              target: c.target,
+              started: false,
+              current: true,
+            })),
           ];
           const runnable = view.filter(
             (c) => !holdOf.get(c.name) && c.state !== 'Completed' && c.state !== 'Failed',

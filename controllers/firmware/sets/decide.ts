@@ -8,6 +8,8 @@
 //   - Queued: spec.maxConcurrent children are already in progress (the active ones keep their
 //     slots; held ones are released in target order as slots free up).
 // A child past its gate (it touches the BMC) is never held: it finishes, so nothing is half-applied.
+// A changed template is pushed to every child not past its gate (re-stamped with its hold in one
+// write); a child past it is re-stamped once it has finished.
 // A Failed child below the short-circuit keeps its own retry policy; an automatic retry is paced by
 // the budgets (it asks for a new maintenance) and counts against maxConcurrent once it runs again.
 import { createHash } from 'node:crypto';
@@ -232,29 +234,44 @@ export function decideSet(input: SetInput): SetDecision {
   const events: SetEvent[] = [];
   const childKind = SET_SHAPES[kind].child;
 
+  // A child not stamped from the current template is re-stamped, unless it is past its gate (it
+  // finishes what it started, then is re-stamped). One done before the change reads as waiting:
+  // re-stamped, it is a new attempt and waits for a slot like a first one.
+  const stale = new Set(input.children.filter((c) => !c.current && !c.started).map((c) => c.name));
+  const rerun = new Set(
+    input.children
+      .filter((c) => stale.has(c.name) && c.state !== undefined && DONE.has(c.state))
+      .map((c) => c.name),
+  );
+  const existing = input.children.map((c) => (rerun.has(c.name) ? { ...c, state: 'Pending' } : c));
   // The children after this step: the existing ones, plus one per selected target without a child.
-  const have = new Set(input.children.map((c) => c.target));
+  const have = new Set(existing.map((c) => c.target));
   const fresh: ChildView[] = [...new Set(input.targets)]
     .filter((t) => !have.has(t))
     .sort()
-    .map((target) => ({ name: childName(setName, target), target, started: false }));
-  const all = [...input.children, ...fresh];
+    .map((target) => ({ name: childName(setName, target), target, started: false, current: true }));
+  const all = [...existing, ...fresh];
 
   const failed = all.filter((c) => c.state === 'Failed').length;
   const limit = failureLimit(spec.maxFailures, all.length);
   const shortCircuited = limit !== undefined && failed > limit;
   const paused = spec.paused === true;
 
-  const desired = planHolds(input.children, all, spec.maxConcurrent, shortCircuited, paused);
+  // A re-run holds no slot yet: it queues in target order like a fresh child.
+  const released = existing.filter((c) => !rerun.has(c.name));
+  const desired = planHolds(released, all, spec.maxConcurrent, shortCircuited, paused);
 
   const create = fresh.map((c) => {
     const hold = desired.get(c.name) ?? undefined;
     return hold ? { name: c.name, target: c.target, hold } : { name: c.name, target: c.target };
   });
-  const holds = input.children.flatMap((c) => {
+  const holds = existing.flatMap((c) => {
     const want = desired.get(c.name) ?? null;
-    return (c.hold ?? null) === want ? [] : [{ name: c.name, hold: want }];
+    return stale.has(c.name) || (c.hold ?? null) === want ? [] : [{ name: c.name, hold: want }];
   });
+  const restamp = existing
+    .filter((c) => stale.has(c.name))
+    .map((c) => ({ name: c.name, target: c.target, hold: desired.get(c.name) ?? null }));
   const heldChildren = [...desired.values()].filter((h) => h !== null).length;
 
   const why = `${failed} of ${all.length} ${childKind} children Failed`;
@@ -275,9 +292,17 @@ export function decideSet(input: SetInput): SetDecision {
       note: `created ${create.length} ${childKind}${create.length === 1 ? '' : 's'}`,
     });
 
+  if (restamp.length > 0)
+    events.push({
+      type: 'Normal',
+      reason: 'TemplateChanged',
+      note: `re-stamping ${restamp.length} ${childKind}${restamp.length === 1 ? '' : 's'} from the changed template`,
+    });
+
   return {
     create,
     holds,
+    restamp,
     status: {
       ...counters(kind, all, new Set(input.targets).size),
       heldChildren,

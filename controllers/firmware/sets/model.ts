@@ -53,6 +53,11 @@ export const SET_SHAPES: Record<SetKindName, SetShape> = {
  * Set's reconciler; the child's decision honours it until the child is past its maintenance gate.
  */
 export const HOLD_ANNOTATION = 'firmware.metal.ironcore.dev/held-by-set';
+/**
+ * On a child: the hash of the Set template it was stamped or last re-stamped from. Written only by
+ * the Set's reconciler; a different hash means the template changed and the child is re-stamped.
+ */
+export const TEMPLATE_HASH_ANNOTATION = 'firmware.metal.ironcore.dev/template-hash';
 export const HoldReasons = ['Queued', 'Paused', 'ShortCircuited'] as const;
 export type HoldReason = (typeof HoldReasons)[number];
 
@@ -89,6 +94,8 @@ export interface ChildView {
   /** InProgress past its maintenance gate: it touches the BMC and finishes whatever the Set says. */
   started: boolean;
   hold?: string;
+  /** Stamped from the Set's current template (its hash annotation matches). */
+  current: boolean;
 }
 
 export type SetStatus = Record<string, number | Condition[] | undefined> & {
@@ -108,6 +115,11 @@ export interface SetDecision {
   create: { name: string; target: string; hold?: HoldReason }[];
   /** Hold annotations to change on existing children (null removes it). */
   holds: { name: string; hold: HoldReason | null }[];
+  /**
+   * Children to re-stamp from the changed template, each written with its hold in one patch (a
+   * re-stamped child that changes is a new attempt, paced like a first one).
+   */
+  restamp: { name: string; target: string; hold: HoldReason | null }[];
   status: SetStatus;
   events: SetEvent[];
 }

@@ -3,8 +3,10 @@
 // the decision reads ("started" only past the maintenance gate).
 import { describe, expect, it } from '@jest/globals';
 import type { FirmwareObject } from '../model.js';
-import { HOLD_ANNOTATION } from './model.js';
-import { childView, stampChild } from './reconciler.js';
+import { HOLD_ANNOTATION, TEMPLATE_HASH_ANNOTATION } from './model.js';
+import { childView, restampPatch, stampChild, templateHash } from './reconciler.js';
+
+const HASH = 'h1';
 
 const set = {
   apiVersion: 'baseboard.metal.ironcore.dev/v1alpha1',
@@ -24,7 +26,10 @@ describe('stampChild', () => {
       kind: 'BMCVersion',
       metadata: {
         name: 'rack1-bmc-a',
-        annotations: { [HOLD_ANNOTATION]: 'Queued' },
+        annotations: {
+          [HOLD_ANNOTATION]: 'Queued',
+          [TEMPLATE_HASH_ANNOTATION]: templateHash('BMCVersionSet', set),
+        },
         ownerReferences: [
           {
             apiVersion: 'baseboard.metal.ironcore.dev/v1alpha1',
@@ -43,10 +48,46 @@ describe('stampChild', () => {
     expect(set.spec.bmcVersionTemplate.image.URI).toBe('https://images.test/bmc/5.1');
   });
 
-  it('carries no annotation when not held', () => {
-    expect(stampChild('BMCVersionSet', set, 'rack1-bmc-b', 'bmc-b', undefined).metadata.annotations).toBe(
-      undefined,
-    );
+  it('carries no hold annotation when not held, and the template hash always', () => {
+    expect(stampChild('BMCVersionSet', set, 'rack1-bmc-b', 'bmc-b', undefined).metadata.annotations).toEqual({
+      [TEMPLATE_HASH_ANNOTATION]: templateHash('BMCVersionSet', set),
+    });
+  });
+
+  it('hashes the template with key order ignored, and a changed template to another hash', () => {
+    const reordered = {
+      ...set,
+      spec: {
+        ...set.spec,
+        bmcVersionTemplate: { image: { URI: 'https://images.test/bmc/5.1' }, version: '5.1' },
+      },
+    };
+    expect(templateHash('BMCVersionSet', reordered)).toBe(templateHash('BMCVersionSet', set));
+    const bumped = {
+      ...set,
+      spec: { ...set.spec, bmcVersionTemplate: { ...set.spec.bmcVersionTemplate, version: '5.2' } },
+    };
+    expect(templateHash('BMCVersionSet', bumped)).not.toBe(templateHash('BMCVersionSet', set));
+  });
+});
+
+describe('restampPatch', () => {
+  it('writes the new template, nulls a field it dropped, keeps the target, and sets hash and hold at once', () => {
+    const child = stampChild('BMCVersionSet', set, 'rack1-bmc-a', 'bmc-a', undefined);
+    (child.spec as Record<string, unknown>).updatePolicy = 'Force';
+    const bumped = { ...set, spec: { ...set.spec, bmcVersionTemplate: { version: '5.2' } } };
+    expect(restampPatch('BMCVersionSet', bumped, child, 'Queued')).toEqual({
+      metadata: {
+        annotations: {
+          [TEMPLATE_HASH_ANNOTATION]: templateHash('BMCVersionSet', bumped),
+          [HOLD_ANNOTATION]: 'Queued',
+        },
+      },
+      spec: { image: null, updatePolicy: null, version: '5.2' },
+    });
+    expect(restampPatch('BMCVersionSet', bumped, child, null).metadata).toMatchObject({
+      annotations: { [HOLD_ANNOTATION]: null },
+    });
   });
 });
 
@@ -68,18 +109,38 @@ describe('childView', () => {
     }) as unknown as FirmwareObject;
 
   it('is started only in a phase past the maintenance gate', () => {
-    expect(childView('BIOSVersionSet', child('InProgress', 'WaitingForMaintenance')).started).toBe(false);
-    expect(childView('BIOSVersionSet', child('InProgress', 'RequestingMaintenance')).started).toBe(false);
-    expect(childView('BIOSVersionSet', child('InProgress', 'Flashing')).started).toBe(true);
-    expect(childView('BIOSVersionSet', child('Completed')).started).toBe(false);
+    expect(childView('BIOSVersionSet', child('InProgress', 'WaitingForMaintenance'), HASH).started).toBe(
+      false,
+    );
+    expect(childView('BIOSVersionSet', child('InProgress', 'RequestingMaintenance'), HASH).started).toBe(
+      false,
+    );
+    expect(childView('BIOSVersionSet', child('InProgress', 'Flashing'), HASH).started).toBe(true);
+    expect(childView('BIOSVersionSet', child('Completed'), HASH).started).toBe(false);
   });
 
   it('reads the target from the kind’s ref and the hold from the annotation', () => {
-    expect(childView('BIOSVersionSet', child(undefined, undefined, 'Paused'))).toEqual({
+    expect(childView('BIOSVersionSet', child(undefined, undefined, 'Paused'), HASH)).toEqual({
       name: 'fleet-srv-1',
       target: 'srv-1',
       started: false,
       hold: 'Paused',
+      current: false,
     });
+  });
+
+  it('reads a done child whose spec changed since as pending: a new attempt not started yet', () => {
+    const done = child('Completed');
+    done.metadata.generation = 3;
+    (done.status as { observedGeneration?: number }).observedGeneration = 2;
+    expect(childView('BIOSVersionSet', done, HASH).state).toBe('Pending');
+    (done.status as { observedGeneration?: number }).observedGeneration = 3;
+    expect(childView('BIOSVersionSet', done, HASH).state).toBe('Completed');
+  });
+
+  it('is current only when stamped from the template hash given', () => {
+    const stamped = stampChild('BMCVersionSet', set, 'rack1-bmc-a', 'bmc-a', undefined);
+    expect(childView('BMCVersionSet', stamped, templateHash('BMCVersionSet', set)).current).toBe(true);
+    expect(childView('BMCVersionSet', stamped, 'other').current).toBe(false);
   });
 });

@@ -2,6 +2,7 @@
 // shared caches the firmware controller already holds), one work queue keyed `<Kind>/<name>`, and a
 // reconcile that builds the decision's input from caches, creates children, changes holds, writes
 // the counters (server-side apply on /status) and records Events. The rules are in decide.ts.
+import { createHash } from 'node:crypto';
 import type { BMC } from '../../../api/metal/v1alpha1/bmc.js';
 import type { Server } from '../../../api/metal/v1alpha1/server.js';
 import type { KubeObject } from '../../../api/schema/meta.js';
@@ -21,11 +22,19 @@ import {
   FirmwareSetResources,
   ServerResource,
 } from '../../../lib/kube/kinds.js';
+import { canonicalJSON } from '../../shared/canonical.js';
 import { phaseOf } from '../draft.js';
 import { pastGate } from '../hold.js';
 import type { FirmwareObject } from '../model.js';
 import { decideSet } from './decide.js';
-import { HOLD_ANNOTATION, SET_SHAPES, type ChildView, type SetKindName, type SetObject } from './model.js';
+import {
+  HOLD_ANNOTATION,
+  SET_SHAPES,
+  TEMPLATE_HASH_ANNOTATION,
+  type ChildView,
+  type SetKindName,
+  type SetObject,
+} from './model.js';
 
 type SetKube = SetObject & KubeObject;
 
@@ -36,12 +45,29 @@ function splitKey(key: string): { kind: SetKindName; name: string } {
 
 const apiVersion = (rt: ResourceType) => `${rt.group}/${rt.version}`;
 
-/** The decision's view of a child. */
-export function childView(kind: SetKindName, child: FirmwareObject): ChildView {
+/** The Set's template for its child kind, `{}` when absent. */
+function templateOf(kind: SetKindName, set: SetObject): Record<string, unknown> {
+  return ((set.spec as Record<string, unknown>)[SET_SHAPES[kind].template] ?? {}) as Record<string, unknown>;
+}
+
+/** Hash of the Set's template, key order ignored: what TEMPLATE_HASH_ANNOTATION compares. */
+export function templateHash(kind: SetKindName, set: SetObject): string {
+  return createHash('sha256')
+    .update(canonicalJSON(templateOf(kind, set)))
+    .digest('hex')
+    .slice(0, 16);
+}
+
+/** The decision's view of a child; `hash` is the Set's current template hash. */
+export function childView(kind: SetKindName, child: FirmwareObject, hash: string): ChildView {
   const ref = (child.spec as unknown as Record<string, { name?: string } | undefined>)[
     SET_SHAPES[kind].targetRef
   ];
-  const state = child.status?.state;
+  // A done child whose spec changed since (re-stamped) is a new attempt the child controller has not
+  // started yet: it counts as pending, so it holds its slot and is not counted as done.
+  const changed = (child.metadata.generation ?? 0) > (child.status?.observedGeneration ?? 0);
+  const settled = child.status?.state;
+  const state = changed && (settled === 'Completed' || settled === 'Applied') ? 'Pending' : settled;
   const phase = phaseOf(child.status);
   const hold = child.metadata.annotations?.[HOLD_ANNOTATION];
   return {
@@ -50,6 +76,29 @@ export function childView(kind: SetKindName, child: FirmwareObject): ChildView {
     ...(state ? { state } : {}),
     started: pastGate(state, phase),
     ...(hold ? { hold } : {}),
+    current: child.metadata.annotations?.[TEMPLATE_HASH_ANNOTATION] === hash,
+  };
+}
+
+/**
+ * The merge patch re-stamping `child` from the Set's template: the template's fields, null for a
+ * field the template no longer has (the API server re-applies defaults), the target kept, the hash
+ * and the hold in the same write.
+ */
+export function restampPatch(
+  kind: SetKindName,
+  set: SetObject,
+  child: FirmwareObject,
+  hold: string | null,
+): Record<string, unknown> {
+  const shape = SET_SHAPES[kind];
+  const template = structuredClone(templateOf(kind, set));
+  const removed = Object.keys(child.spec ?? {}).filter((k) => k !== shape.targetRef && !(k in template));
+  return {
+    metadata: {
+      annotations: { [TEMPLATE_HASH_ANNOTATION]: templateHash(kind, set), [HOLD_ANNOTATION]: hold },
+    },
+    spec: { ...Object.fromEntries(removed.map((k) => [k, null])), ...template },
   };
 }
 
@@ -64,13 +113,16 @@ export function stampChild(
   const shape = SET_SHAPES[kind];
   const childRt = FirmwareResources[shape.child];
   const setRt = FirmwareSetResources[kind];
-  const template = structuredClone((set.spec as Record<string, unknown>)[shape.template] ?? {});
+  const template = structuredClone(templateOf(kind, set));
   return {
     apiVersion: apiVersion(childRt),
     kind: shape.child,
     metadata: {
       name,
-      ...(hold ? { annotations: { [HOLD_ANNOTATION]: hold } } : {}),
+      annotations: {
+        [TEMPLATE_HASH_ANNOTATION]: templateHash(kind, set),
+        ...(hold ? { [HOLD_ANNOTATION]: hold } : {}),
+      },
       ownerReferences: [
         {
           apiVersion: apiVersion(setRt),
@@ -163,11 +215,12 @@ export class FirmwareSetController {
     const set = this.#sets.get(kind)?.getByName(name);
     if (!set || set.metadata.deletionTimestamp) return;
     const uid = set.metadata.uid;
-    const children = this.#children
+    const hash = templateHash(kind, set);
+    const owned = this.#children
       .get(kind)!
       .list()
-      .filter((c) => c.metadata.ownerReferences?.some((r) => r.uid === uid && r.controller))
-      .map((c) => childView(kind, c));
+      .filter((c) => c.metadata.ownerReferences?.some((r) => r.uid === uid && r.controller));
+    const children = owned.map((c) => childView(kind, c, hash));
     const decision = decideSet({
       kind,
       set,
@@ -193,6 +246,18 @@ export class FirmwareSetController {
           { metadata: { annotations: { [HOLD_ANNOTATION]: h.hold } } },
           { type: 'merge', fieldManager },
         );
+      } catch (e) {
+        if (!isNotFound(e)) throw e;
+      }
+    }
+    for (const r of decision.restamp) {
+      const child = owned.find((c) => c.metadata.name === r.name);
+      if (!child) continue;
+      try {
+        await childClient.patch(r.name, restampPatch(kind, set, child, r.hold), {
+          type: 'merge',
+          fieldManager,
+        });
       } catch (e) {
         if (!isNotFound(e)) throw e;
       }

@@ -4,8 +4,8 @@
 // update task failing within its timeout with the maintenance released; a BMC serving three
 // servers flashed once, only after all three are InMaintenance; the simulator's ledger proving
 // each flash and each settings write happened once; a BIOSVersionSet over five servers paused,
-// capped by maxConcurrent, short-circuited by a failed child and completed. The kill -9 soak is
-// soak.e2e.test.ts.
+// capped by maxConcurrent, short-circuited by a failed child, completed, and rolled out again when
+// its template changes. The kill -9 soak is soak.e2e.test.ts.
 import type { KubeObject } from '../../../api/schema/meta.js';
 import { SYSTEM_NAMESPACE } from '../../../contract/names.js';
 import { HOLD_ANNOTATION } from '../../../controllers/firmware/sets/model.js';
@@ -358,5 +358,39 @@ describe('firmware controller', () => {
         async () => (await maintenancesOf(suite, c.metadata.uid!)).length === 0,
       );
     }
-  }, 150_000);
+
+    // A changed template goes to every child: each is re-stamped and flashed again, two at a time
+    // (re-runs wait for slots like first attempts), inside a new maintenance.
+    await suite.biosVersionSets.patch(setName, {
+      spec: {
+        biosVersionTemplate: {
+          version: '2.6.0',
+          serverMaintenancePolicy: 'Enforced',
+          image: { URI: 'https://images.test/bios/2.6.0' },
+          retryPolicy: { maxAttempts: 0 },
+        },
+      },
+    });
+    const peakRerun = await watch(
+      'every child re-stamped and Completed at 2.6.0',
+      (cs, x) =>
+        cs.length === 5 &&
+        cs.every((c) => c.spec.version === '2.6.0' && c.status?.state === 'Completed') &&
+        conditionOf(x, 'RolloutComplete')?.status === 'True',
+      120_000,
+    );
+    expect(peakRerun).toBeLessThanOrEqual(2);
+    for (const [i, l] of sim.entries()) {
+      const [ledger] = ledgerOf(l.bmc, l.system);
+      expect({ i, version: ledger?.biosVersion, flashes: ledger?.biosFlashes }).toEqual({
+        i,
+        version: '2.6.0',
+        flashes: 2,
+      });
+    }
+    expect((await suite.biosVersionSets.get(setName)).status).toMatchObject({
+      completedBIOSVersion: 5,
+      heldChildren: 0,
+    });
+  }, 300_000);
 });

@@ -1,7 +1,8 @@
 // The chaos of a rollout round: random lifecycle controllers (and, when asked, the one webhook replica)
 // killed with SIGKILL at random moments and started again, each once per cycle in random order. The
 // idle-slot oracle is told when the maintenance controller or the webhook is down: nothing can start
-// then, by design, and that time does not count as a wait.
+// then, by design, and that time does not count as a wait. A controller that exits on its own (a
+// leader that lost its Lease under load) is restarted at once and counted as down the same way.
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { IdleSlotOracle } from '../../../e2e/harness/idle-slot.js';
 import { CONTROLLERS, type ControllerName, type Lifecycle } from './harness.js';
@@ -36,7 +37,13 @@ export async function killWebhook(
 
 export interface ChaosStats {
   kills: Partial<Record<Victim, number>>;
-  /** Longest time from a kill until the successor ran its controllers (ms). */
+  /**
+   * Controllers that exited without being killed: a leader that could not renew its Lease within the
+   * renew deadline exits by design (on a loaded machine, with the short Leases), and is restarted at once,
+   * as a kubelet would.
+   */
+  selfExits: Partial<Record<ControllerName, number>>;
+  /** Longest time from a kill or an exit until the successor ran its controllers (ms). */
   maxDowntimeMs: number;
 }
 
@@ -49,6 +56,36 @@ export async function chaos(
 ) {
   const random = o.random ?? Math.random;
   const restarting = new Map<Victim, Promise<unknown>>();
+  /** Controllers being killed and restarted by this loop (their exit is not their own). */
+  const killing = new Set<Victim>();
+  /**
+   * Watches one process of `c`: when it exits on its own, the oracle is told that `c` is down until its
+   * successor runs (nothing can start while the maintenance controller is down, whoever ended it), and
+   * the successor starts at once. Unwatched, such a controller stayed down until the loop next picked
+   * it, up to a cycle of kills, and the oracle counted that time as a wait (issue 31).
+   */
+  const supervise = (c: ControllerName) => {
+    const bin = lc.controllers[c];
+    void bin.exited.then(() => {
+      if (done() || killing.has(c) || restarting.has(c) || lc.controllers[c] !== bin) return;
+      const exitedAt = Date.now();
+      stats.selfExits[c] = (stats.selfExits[c] ?? 0) + 1;
+      if (c === 'maintenance-controller') oracle.down(c, exitedAt);
+      o.log?.(`  ${c} exited on its own (#${stats.selfExits[c]}); restarting`);
+      restarting.set(
+        c,
+        lc
+          .start(c)
+          .then(() => {
+            stats.maxDowntimeMs = Math.max(stats.maxDowntimeMs, Date.now() - exitedAt);
+            oracle.up(c, Date.now());
+            supervise(c);
+          })
+          .finally(() => restarting.delete(c)),
+      );
+    });
+  };
+  for (const c of CONTROLLERS) supervise(c);
   let order: Victim[] = [];
   while (!done()) {
     await sleep(between(o.killEveryMs ?? [1500, 4000], random));
@@ -65,6 +102,7 @@ export async function chaos(
       continue;
     }
     if (victim === 'maintenance-controller') oracle.down(victim, killedAt);
+    killing.add(victim);
     await lc.kill(victim, 'SIGKILL');
     stats.kills[victim] = (stats.kills[victim] ?? 0) + 1;
     o.log?.(`  kill -9 ${victim} (#${stats.kills[victim]})`);
@@ -76,8 +114,13 @@ export async function chaos(
         .then(() => {
           stats.maxDowntimeMs = Math.max(stats.maxDowntimeMs, Date.now() - killedAt);
           oracle.up(victim, Date.now());
+          killing.delete(victim);
+          supervise(victim);
         })
-        .finally(() => restarting.delete(victim)),
+        .finally(() => {
+          killing.delete(victim);
+          restarting.delete(victim);
+        }),
     );
   }
   await Promise.all(restarting.values());

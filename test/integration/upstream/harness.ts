@@ -7,6 +7,8 @@
 //   const up = await startUpstream({ machines: 6, labels: (i) => ({ pool: i < 3 ? 'a' : 'b' }) });
 //   await up.waitAvailable();
 //   ...
+//   await up.killManager(); await up.startManager();        // kill -9 and a fresh start (crash file)
+//   await up.kill('maintenance-controller'); await up.start('maintenance-controller');
 //   await up.stop();
 import { stringify } from 'yaml';
 import type { Server } from '../../../api/metal/v1alpha1/server.js';
@@ -40,21 +42,42 @@ export interface UpstreamOptions {
   /** Our lifecycle controllers to run (default: all three). */
   controllers?: readonly ControllerName[];
   managerArgs?: string[];
+  /** Extra flags for every controller of ours (e.g. short Leases, so a restart after kill -9 leads at once). */
+  controllerArgs?: string[];
 }
 
 export interface Upstream {
   admin: KubeClient;
   webhook: WebhookHandle;
-  manager: MetalOperator;
+  /** The running manager (a new one after startManager()). */
+  readonly manager: MetalOperator;
   standins: BootStandins;
   machines: Machine[];
   controllers: Partial<Record<ControllerName, RunningBinary>>;
+  /** kill -9 of upstream's manager (the program, not the namespace agent around it); resolves once it is gone. */
+  killManager(): Promise<void>;
+  /** Starts upstream's manager again, as the first time; resolves when it is ready. */
+  startManager(): Promise<MetalOperator>;
+  /** kill -9 of one of our controllers; resolves once it is gone. */
+  kill(name: ControllerName): Promise<void>;
+  /** Starts one of our controllers again with the same flags; resolves when it logs that it started. */
+  start(name: ControllerName): Promise<RunningBinary>;
   servers: ResourceClient<Server>;
   claims: ResourceClient<ServerClaim>;
   maintenances: ResourceClient<ServerMaintenance>;
   /** Waits until every machine's Server is Available (discovered) and powered off: claimable upstream. */
   waitAvailable(timeoutMs?: number): Promise<Server[]>;
   stop(): Promise<void>;
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(what)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
 }
 
 async function writePolicy(admin: KubeClient): Promise<void> {
@@ -97,28 +120,33 @@ export async function startUpstream(options: UpstreamOptions): Promise<Upstream>
     stops.push(() => webhook.stop());
 
     const controllers: Partial<Record<ControllerName, RunningBinary>> = {};
+    const kubeconfigs = new Map<ControllerName, string>();
+    const spawnController = (name: ControllerName) =>
+      (controllers[name] = spawnShipped(name, [
+        `--kubeconfig=${kubeconfigs.get(name)!}`,
+        '--ops-host=127.0.0.1',
+        '--ops-port=0',
+        ...(options.controllerArgs ?? []),
+      ]));
+    const started = (name: ControllerName, bin: RunningBinary) =>
+      bin.waitForLog((l) => l.msg === `${name} started`, 60_000);
     for (const name of options.controllers ?? CONTROLLERS) {
-      const { kubeconfig: kc } = await kubeconfigForBinary(admin, name);
-      const bin = spawnShipped(name, [`--kubeconfig=${kc}`, '--ops-host=127.0.0.1', '--ops-port=0']);
-      stops.push(() => bin.stop('SIGTERM', 15_000));
-      controllers[name] = bin;
+      kubeconfigs.set(name, (await kubeconfigForBinary(admin, name)).kubeconfig);
+      spawnController(name);
     }
-    await Promise.all(
-      Object.entries(controllers).map(([name, bin]) =>
-        bin.waitForLog((l) => l.msg === `${name} started`, 60_000),
-      ),
-    );
+    stops.push(() => Promise.all(Object.values(controllers).map((bin) => bin.stop('SIGTERM', 15_000))));
+    await Promise.all(Object.entries(controllers).map(([name, bin]) => started(name as ControllerName, bin)));
 
     const machines = await startMachines(admin, 'up', options.machines, options.labels ?? (() => ({})));
     for (const m of machines) stops.push(() => m.mock.stop());
-    const manager = await startMetalOperator(admin, {
-      bmcPorts: machines.map((m) => Number(new URL(m.mock.endpoint).port)),
-      args: options.managerArgs ?? [],
-    });
+    const bmcPorts = machines.map((m) => Number(new URL(m.mock.endpoint).port));
+    const launch = () => startMetalOperator(admin, { bmcPorts, args: options.managerArgs ?? [] });
+    let manager = await launch();
     stops.push(() => manager.stop());
     const standins = new BootStandins({
       client: await standinClient(admin),
       managerNamespace: 'metal-operator-system',
+      // The registry's host port is the running manager's (a restart bridges it out anew).
       registryAddress: (url) => manager.registryAddress(url),
       reregisterMs: 5_000,
     });
@@ -129,10 +157,32 @@ export async function startUpstream(options: UpstreamOptions): Promise<Upstream>
     return {
       admin,
       webhook,
-      manager,
+      get manager() {
+        return manager;
+      },
       standins,
       machines,
       controllers,
+      async killManager() {
+        const { pid, exited } = manager.process;
+        process.kill(pid, 'SIGKILL');
+        await withTimeout(exited, 15_000, `metal-operator's manager (pid ${pid}) still there after kill -9`);
+      },
+      async startManager() {
+        manager = await launch();
+        return manager;
+      },
+      async kill(name) {
+        const bin = controllers[name];
+        if (!bin) throw new Error(`${name} is not part of this world`);
+        bin.proc.kill('SIGKILL');
+        await withTimeout(bin.exited, 15_000, `${name} still there after kill -9`);
+      },
+      async start(name) {
+        const bin = spawnController(name);
+        await started(name, bin);
+        return bin;
+      },
       servers,
       claims: admin.resource<ServerClaim>(ServerClaimResource),
       maintenances: admin.resource<ServerMaintenance>(ServerMaintenanceResource),

@@ -1,9 +1,15 @@
 // What the upstream suite watches while metal-operator works: every binding a Server ever showed
-// (from the watch, so a bind that was undone again still counts) and every phase a claim went through.
+// (from the watch, so a bind that was undone again still counts), every phase a claim went through,
+// and every Server version whose projection refuses placement for maintenance without our taint on it
+// (the signal upstream's binder honours; the maintenance controller writes it before the projection).
 import type { Server } from '../../../api/metal/v1alpha1/server.js';
 import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
 import type { ResourceClient } from '../../../lib/kube/client.js';
 import { Informer } from '../../../lib/kube/informer.js';
+import { MAINTENANCE_TAINT_KEY } from '../../../contract/names.js';
+
+/** The projected states the placement rule refuses a server for (webhook/rules/placement.ts). */
+const REFUSING = new Set(['Approved', 'InMaintenance']);
 
 export interface Binding {
   at: number;
@@ -15,6 +21,8 @@ export class Observer {
   readonly bindings: Binding[] = [];
   /** claim (namespace/name) -> phases in the order the watch showed them (repeats collapsed). */
   readonly phases = new Map<string, string[]>();
+  /** Server versions (name@resourceVersion: state) projected Approved/InMaintenance without our NoBind taint. */
+  readonly untaintedRefusals: string[] = [];
   readonly servers: Informer<Server>;
   readonly claims: Informer<ServerClaim>;
 
@@ -22,6 +30,12 @@ export class Observer {
     this.servers = new Informer<Server>(servers);
     this.claims = new Informer<ServerClaim>(claims);
     const onServer = (s: Server) => {
+      const projected = s.status?.maintenance?.state;
+      const tainted = (s.spec.taints ?? []).some(
+        (t) => t.key === MAINTENANCE_TAINT_KEY && (t.effect ?? 'NoBind') === 'NoBind',
+      );
+      if (projected && REFUSING.has(projected) && !tainted)
+        this.untaintedRefusals.push(`${s.metadata.name}@${s.metadata.resourceVersion}: ${projected}`);
       const ref = s.spec.serverClaimRef;
       if (!ref) return;
       const claim = `${ref.namespace}/${ref.name}`;

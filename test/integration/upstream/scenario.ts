@@ -1,11 +1,13 @@
 // The upstream suite's situations, made the way they are made in a fleet: a person cordons and taints,
 // our maintenance controller holds servers for maintenances (one running, one approved but held back by
-// a budget), and tenants create claims by serverRef and by selector, many at once.
+// a budget), a legacy maintenance (metal.ironcore.dev, run by upstream's own v0.7.0 controller) holds
+// another, and tenants create claims by serverRef and by selector, many at once.
 import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
 import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
+import type { LegacyServerMaintenance } from '../../../api/legacy/v1alpha1/servermaintenance.js';
 import type { ServerDisruptionBudget } from '../../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import { freshNamespace, waitFor } from '../../../e2e/harness/env.js';
-import { ServerDisruptionBudgetResource } from '../../../lib/kube/kinds.js';
+import { LegacyServerMaintenanceResource, ServerDisruptionBudgetResource } from '../../../lib/kube/kinds.js';
 import { MAINTENANCE_TAINT_KEY } from '../../../contract/names.js';
 import type { Upstream } from './harness.js';
 
@@ -23,6 +25,8 @@ export interface Blocked {
   inMaintenance: string;
   /** Our maintenance Approved, kept from starting by a budget: Available to upstream but for our taint. */
   approved: string;
+  /** A legacy maintenance, which upstream's own controller put in place (spec.serverMaintenanceRef, state Maintenance). */
+  legacy: string;
   all: string[];
 }
 
@@ -61,14 +65,11 @@ export function waitForMaintenanceState(
   });
 }
 
-/** Blocks the first four machines' servers, one per reason, and waits until each block is in place. */
+/** Blocks the first five machines' servers, one per reason, and waits until each block is in place. */
 export async function blockServers(up: Upstream): Promise<Blocked> {
-  const [cordoned, tainted, inMaintenance, approved] = up.machines.slice(0, 4).map((m) => m.server) as [
-    string,
-    string,
-    string,
-    string,
-  ];
+  const [cordoned, tainted, inMaintenance, approved, legacy] = up.machines
+    .slice(0, 5)
+    .map((m) => m.server) as [string, string, string, string, string];
   await up.servers.patch(cordoned, { spec: { unclaimable: true } });
   await up.servers.patch(tainted, {
     spec: { taints: [{ key: 'upstream.test/faulty-dimm', effect: 'NoBind' }] },
@@ -83,23 +84,42 @@ export async function blockServers(up: Upstream): Promise<Blocked> {
     const b = await sdbs.get('upstream-held');
     return (b.status?.observedGeneration ?? 0) >= (b.metadata.generation ?? 1);
   });
+  // Legacy: the kind metal-operator <= v0.7.0 serves and runs itself; for an unclaimed server its
+  // controller takes it at once (spec.serverMaintenanceRef, state Maintenance). No taint of ours.
+  await up.admin.resource<LegacyServerMaintenance>(LegacyServerMaintenanceResource).create({
+    metadata: { name: 'held-legacy', namespace: await ops(up) },
+    spec: { policy: 'Enforced', serverRef: { name: legacy }, serverPower: 'Off' },
+  });
   const running = await maintenanceOf(up, 'held-running', inMaintenance);
   const held = await maintenanceOf(up, 'held-approved', approved);
   await waitForMaintenanceState(up, running, 'InMaintenance', 60_000);
   await waitForMaintenanceState(up, held, 'Approved', 60_000);
   await waitFor(
-    'upstream parked the maintained server; the approved one carries our taint',
+    'upstream parked the maintained server; the approved one carries our taint; the legacy one is in Maintenance',
     async () => {
-      const [r, a] = await Promise.all([up.servers.get(inMaintenance), up.servers.get(approved)]);
+      const [r, a, l] = await Promise.all([
+        up.servers.get(inMaintenance),
+        up.servers.get(approved),
+        up.servers.get(legacy),
+      ]);
       return (
         r.status?.state === 'Parked' &&
         a.status?.maintenance?.state === 'Approved' &&
-        (a.spec.taints ?? []).some((t) => t.key === MAINTENANCE_TAINT_KEY)
+        (a.spec.taints ?? []).some((t) => t.key === MAINTENANCE_TAINT_KEY) &&
+        l.spec.serverMaintenanceRef?.name === 'held-legacy' &&
+        l.status?.state === 'Maintenance'
       );
     },
     { timeoutMs: 60_000, intervalMs: 250 },
   );
-  return { cordoned, tainted, inMaintenance, approved, all: [cordoned, tainted, inMaintenance, approved] };
+  return {
+    cordoned,
+    tainted,
+    inMaintenance,
+    approved,
+    legacy,
+    all: [cordoned, tainted, inMaintenance, approved, legacy],
+  };
 }
 
 /**

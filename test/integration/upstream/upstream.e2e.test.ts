@@ -13,6 +13,7 @@ import { startUpstream, type Upstream } from './harness.js';
 import { Observer } from './observe.js';
 import {
   blockServers,
+  CASE_LABEL,
   createClaims,
   maintenanceOf,
   POOL_LABEL,
@@ -22,7 +23,7 @@ import {
 
 const MACHINES = 8;
 /** Claims created at once: a serverRef claim for every server, the rest by selector. */
-const CLAIMS = 120;
+const CLAIMS = 500;
 
 let up: Upstream;
 let watch: Observer;
@@ -63,12 +64,23 @@ describe('claims by serverRef and by selector, all at once', () => {
     claims = await createClaims(up, 'burst', CLAIMS);
   }, 180_000);
 
-  it('bind nowhere the contract forbids: not cordoned, tainted, in maintenance or approved for one', async () => {
+  it('bind nowhere the contract forbids: not cordoned, tainted, in maintenance, approved for one or legacy', async () => {
     const free = up.machines.map((m) => m.server).filter((s) => !blocked.all.includes(s));
     // Every free server gets exactly one claim; then nothing else moves.
     await waitFor(
       'every free server bound',
       () => free.every((s) => watch.servers.getByName(s)?.spec.serverClaimRef),
+      { timeoutMs: 90_000, intervalMs: 250 },
+    );
+    // Upstream writes a claim's phase in a reconcile of its own, queued behind the other ~500 claims
+    // every Server event enqueues again: wait for the phases, then let nothing else move.
+    await waitFor(
+      'a Bound claim for every free server',
+      () =>
+        watch.claims
+          .list()
+          .filter((c) => c.metadata.labels?.[CASE_LABEL] === 'burst' && c.status?.phase === 'Bound').length >=
+        free.length,
       { timeoutMs: 90_000, intervalMs: 250 },
     );
     await new Promise((r) => setTimeout(r, 5_000));
@@ -93,7 +105,7 @@ describe('claims by serverRef and by selector, all at once', () => {
     }
     for (const c of now.filter((x) => x.spec.serverRef && blocked.all.includes(x.spec.serverRef.name)))
       expect(c.status?.phase).not.toBe('Bound');
-  }, 120_000);
+  }, 200_000);
 
   it("keep the claim's typed spec.maintenance through upstream's bind, finalizer and phase writes", async () => {
     const claims = (await up.claims.list()).items.filter(
@@ -106,7 +118,7 @@ describe('claims by serverRef and by selector, all at once', () => {
     }
     // ... including every claim upstream has written to: its finalizer, serverRef and phase patches.
     const bound = claims.filter((c) => c.status?.phase === 'Bound');
-    expect(bound.length).toBe(MACHINES - 4);
+    expect(bound.length).toBe(MACHINES - blocked.all.length);
     for (const c of bound) expect(c.metadata.finalizers).toContain('metal.ironcore.dev/serverclaim');
   });
 
@@ -186,4 +198,13 @@ describe("a maintenance of a claimed server: upstream's reconciler parks and unp
     const phases = watch.phases.get(claimKey!)!;
     expect(phases.slice(phases.indexOf('Bound'))).toEqual(['Bound']);
   }, 240_000);
+});
+
+describe('the projection never refuses placement without our taint', () => {
+  it('every Server version the watch showed projected Approved or InMaintenance carried the NoBind taint', () => {
+    // Held servers were seen Approved and InMaintenance; projection-only moments (a projection the
+    // controller has not caught up on yet) are in the same versions: the taint goes on first.
+    expect(watch.servers.list().some((s) => s.status?.maintenance?.state === 'None')).toBe(true);
+    expect(watch.untaintedRefusals).toEqual([]);
+  });
 });

@@ -4,7 +4,8 @@
 // and a per-rack budget of 3 over 4 racks. The checker reads the watch streams. scripts/soak-budget.ts
 // runs the same scenario 20 times (npm run soak:budget); here it runs twice, killing each replica once.
 // Liveness (issue 31): the idle-slot oracle reads the same streams, and no maintenance may stay
-// admissible (its server free, room in its domain) for over 10 s without a client getting it in.
+// admissible (its server free, room in its domain) for over 10 s without a client getting it in, and
+// the run ends with no grant left on a ledger.
 import { adminClient, serviceAccountKubeconfig } from '../../../e2e/harness/env.js';
 import { SYSTEM_NAMESPACE } from '../../../e2e/harness/processes.js';
 import { startWebhook, type WebhookHandle } from '../../../e2e/harness/webhook.js';
@@ -54,6 +55,11 @@ describe('budget safety under contention', () => {
       // The oracle judged the run (its stalls are in r.violations): it saw most starts as it happened.
       expect(r.idleSlot.started).toBeGreaterThan(100);
       expect(r.idleSlot.violations).toEqual([]);
+      // Grants (issue 31): every admitted maintenance used one, and none is left on a ledger. No budget
+      // controller runs here, so nothing expires one: a grant that was not given back would be left.
+      expect(r.grants.used).toBeGreaterThanOrEqual(200);
+      expect(r.grants.left).toBe(0);
+      expect(r.grants.released).toBe(r.grants.written);
     },
     150_000,
   );

@@ -1,10 +1,10 @@
-// PENDING (METAL_TEST_PENDING=1 npx jest --selectProjects pending): a factory reset after a run
-// completed is detected by the settled BIOSSettings child (Observe) and repaired for that server
-// only, in one new maintenance, reusing the children. Waits for a fix in the firmware controller:
-// re-activated after drift, the child settles Applied without writing (no BIOS settings write in
-// the simulator's ledger), is settled to Observe again, finds the same drift, and the run loops
-// (seen: generation 200 within two minutes). The Observe read (controllers/firmware/drift.ts) and
-// the Pending read (settings.ts#settingsPending) must agree on what the hardware has.
+// Drift repaired end to end: a factory reset after a run completed is detected by the settled
+// BIOSSettings child (Observe) and repaired for that server only, in one new maintenance, reusing the
+// children, with exactly one more BIOS settings write in the simulator's ledger. Before the fix the
+// re-activated child settled Applied from the previous attempt's flowState without writing, was
+// settled to Observe again, found the same drift, and the run looped (controllers/firmware/flow.ts
+// startAttempt now forgets the last attempt's per-item records; run-held.test.ts proves it in unit).
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import { waitFor } from '../../../e2e/harness/env.js';
 import { CASE, startPipelineSuite, type PipelineSuite } from './harness.js';
 
@@ -12,7 +12,7 @@ let suite: PipelineSuite;
 
 beforeAll(async () => {
   suite = await startPipelineSuite({ bmcs: 1, systems: () => 2 });
-}, 180_000);
+}, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
   await suite?.stop();
