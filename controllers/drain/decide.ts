@@ -11,7 +11,7 @@ import type { DrainPolicy } from '../../policies/schema.js';
 import { durationMs } from '../../lib/policy/durations.js';
 import { CORDONED_FOR_ANNOTATION, qualified } from '../../contract/names.js';
 import { parseTime, rfc3339 } from '../../contract/time.js';
-import { classifyPod, podKey, retryDelayMs } from './pods.js';
+import { classifyPod, podKey, retryDelayMs, type StaleDisruption } from './pods.js';
 import type { PodRule } from './capi.js';
 import type { Node, Pod } from './workload-types.js';
 
@@ -137,7 +137,7 @@ export function planDrain(input: DrainInput): DrainPlan {
 export type EvictionResult =
   | { kind: 'evicted' }
   | { kind: 'gone' }
-  | { kind: 'refused'; message: string; budget?: string }
+  | { kind: 'refused'; message: string; budget?: string; stale?: StaleDisruption }
   | { kind: 'error'; message: string };
 
 export interface DrainSettlement {

@@ -5,6 +5,7 @@
 import type { DrainPolicy } from '../../policies/schema.js';
 import type { PodRule } from './capi.js';
 import { matchesSelector } from '../../contract/selectors.js';
+import { parseTime, rfc3339 } from '../../contract/time.js';
 import type { Pdb, Pod } from './workload-types.js';
 
 export const MIRROR_POD_ANNOTATION = 'kubernetes.io/config.mirror';
@@ -49,16 +50,19 @@ export function classifyPod(pod: Pod, policy: DrainPolicy, capiManaged: boolean,
   return { kind: 'evict' };
 }
 
+/** The budgets covering a pod (those of its namespace whose selector matches it). */
+export function coveringBudgets(pod: Pod, pdbs: readonly Pdb[]): Pdb[] {
+  return pdbs.filter(
+    (b) =>
+      b.metadata.namespace === pod.metadata.namespace &&
+      b.spec?.selector !== undefined &&
+      matchesSelector(b.spec.selector, pod.metadata.labels ?? {}),
+  );
+}
+
 /** The budget(s) covering a pod, `namespace/name`, for naming what refuses its eviction. */
 export function budgetsOf(pod: Pod, pdbs: readonly Pdb[]): string[] {
-  return pdbs
-    .filter(
-      (b) =>
-        b.metadata.namespace === pod.metadata.namespace &&
-        b.spec?.selector !== undefined &&
-        matchesSelector(b.spec.selector, pod.metadata.labels ?? {}),
-    )
-    .map((b) => `${b.metadata.namespace}/${b.metadata.name}`);
+  return coveringBudgets(pod, pdbs).map((b) => `${b.metadata.namespace}/${b.metadata.name}`);
 }
 
 /**
@@ -68,4 +72,49 @@ export function budgetsOf(pod: Pod, pdbs: readonly Pdb[]): string[] {
  */
 export function retryDelayMs(refusals: number): number {
   return Math.min(1000 * 2 ** Math.max(0, refusals - 1), 5000);
+}
+
+/**
+ * How long kube-controller-manager's disruption controller keeps a budget's status.disruptedPods entry
+ * whose pod was never deleted (its DeletionTimeout, fixed at 2 min): until then the pod counts as
+ * disrupted and the budget allows one eviction fewer.
+ */
+export const DISRUPTED_POD_EXPIRY_MS = 120_000;
+/** An entry this old whose pod is still running and not terminating: its eviction's delete never came. */
+export const STALE_DISRUPTION_MS = 10_000;
+
+/** A status.disruptedPods entry of a budget for a pod that was admitted for eviction but never deleted. */
+export interface StaleDisruption {
+  budget: string;
+  pod: string;
+  since: number;
+}
+
+/**
+ * The entries of `pdb.status.disruptedPods` naming one of `pods` (the Node's, as read) that is not
+ * terminating although its eviction was admitted at least STALE_DISRUPTION_MS ago. The Eviction API
+ * records the entry, then deletes the pod on the request's context: an evicting client that dies in
+ * between (a kill -9) leaves the pod running and the entry standing until it expires.
+ */
+export function staleDisruptions(pdb: Pdb, pods: readonly Pod[], now: number): StaleDisruption[] {
+  const ns = pdb.metadata.namespace ?? '';
+  const out: StaleDisruption[] = [];
+  for (const [name, at] of Object.entries(pdb.status?.disruptedPods ?? {})) {
+    const since = parseTime(at);
+    if (since === undefined || now - since < STALE_DISRUPTION_MS) continue;
+    const pod = pods.find((p) => p.metadata.namespace === ns && p.metadata.name === name);
+    if (!pod || pod.metadata.deletionTimestamp) continue;
+    out.push({ budget: `${ns}/${pdb.metadata.name ?? ''}`, pod: `${ns}/${name}`, since });
+  }
+  return out;
+}
+
+/** What a refusal says when its budget holds a stale entry: which, since when, and until when. */
+export function staleNote(s: StaleDisruption): string {
+  return (
+    `PodDisruptionBudget ${s.budget} counts pod ${s.pod} as disrupted since ${rfc3339(s.since)} ` +
+    `(status.disruptedPods: its eviction was admitted but the pod was never deleted, as when the ` +
+    `evicting client dies mid-request); kube-controller-manager's disruption controller drops the ` +
+    `entry at ${rfc3339(s.since + DISRUPTED_POD_EXPIRY_MS)} and the drain goes on then`
+  );
 }

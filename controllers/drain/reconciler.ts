@@ -15,8 +15,9 @@ import type { PolicyStore } from '../../lib/policy/store.js';
 import { ServerClaimResource, ServerMaintenanceResource } from '../../lib/kube/kinds.js';
 import { DEFAULT_POLICY, type DrainPolicy, type WorkloadCluster } from '../../policies/schema.js';
 import type { KubeObject, OwnerReference } from '../../api/schema/meta.js';
+import type { DrainStatus } from '../../api/maintenance/v1alpha1/drain-status.js';
 import { claimProviderID, MaintenanceConditions, qualified } from '../../contract/names.js';
-import { findCondition, makeCondition } from '../../contract/conditions.js';
+import { makeCondition } from '../../contract/conditions.js';
 import { applyOwned, applyStatusOf, withTypeMeta } from '../shared/writes.js';
 import {
   planDrain,
@@ -26,17 +27,10 @@ import {
   type Refusal,
   type WorkloadView,
 } from './decide.js';
-import { podKey } from './pods.js';
+import { podKey, staleNote, type StaleDisruption } from './pods.js';
 import { DrainMetrics } from './metrics.js';
-import {
-  cordon,
-  evictPod,
-  nodeByProviderID,
-  podsOnNode,
-  uncordon,
-  WorkloadClusters,
-  WorkloadUnavailable,
-} from './workload.js';
+import { nextPass, sameCondition, sameDrain, unreachable, WARNING_PHASES } from './pass.js';
+import { cordon, evictPod, nodeByProviderID, podsOnNode, uncordon, WorkloadClusters } from './workload.js';
 import type { Node, Pdb } from './workload-types.js';
 import { infraMachineOf, needsNamespaceLabels, podRuleOf, type PodRule } from './capi.js';
 import { lookUpCapi, type CapiLookup } from './capi-source.js';
@@ -64,6 +58,8 @@ export class DrainReconciler {
   readonly #refusals = new Map<string, Map<string, Refusal>>();
   readonly #nodes = new Map<string, string>();
   readonly #held = new Map<string, Held>();
+  /** Per claim: the stale status.disruptedPods entries already reported (budget, pod, since). */
+  readonly #stale = new Map<string, Set<string>>();
 
   constructor(mgr: Manager, policies: PolicyStore, options: DrainControllerOptions) {
     this.#mgr = mgr;
@@ -94,32 +90,16 @@ export class DrainReconciler {
   }
 
   async reconcile(key: string): Promise<ReconcileResult | void> {
-    const { namespace = '', name } = splitKey(key);
-    const claim = this.#claims.getByName(name, namespace);
-    const policy = this.#policy();
-    const cluster = policy.clusters.find((c) => c.namespace === namespace);
-    // A claim a Cluster API provider made names its workload cluster itself (its Machine's Cluster).
-    const infra = claim ? infraMachineOf(claim) : undefined;
-    if (!claim || (!cluster && !infra)) {
-      this.#forget(key);
-      return;
-    }
-    const announced = claim.status?.maintenance?.announcements ?? [];
-    // Nothing announced and nothing of ours to undo: no need to ask the workload cluster.
-    const held = this.#held.get(key);
-    if (announced.length === 0 && held && isEmpty(held) && !this.#nodes.has(key)) return;
-    const maintenances = new Map<string, ServerMaintenance>();
-    for (const a of announced) {
-      const m = this.#maintenances.getByName(a.maintenanceName, a.maintenanceNamespace);
-      if (m?.metadata.uid === a.maintenanceUID) maintenances.set(a.maintenanceUID, m);
-    }
+    const target = this.#target(key);
+    if (!target) return;
+    const { claim, policy } = target;
     const now = Date.now();
-    const { client, view } = infra
-      ? await this.#capiView(claim, key, infra)
-      : await this.#providerIDView(claim, key, cluster!);
+    const { client, view } = target.infra
+      ? await this.#capiView(claim, key, target.infra)
+      : await this.#providerIDView(claim, key, target.cluster!);
     const input: DrainInput = {
       claim,
-      maintenances,
+      maintenances: this.#maintenancesOf(claim),
       view,
       refusals: this.#refusals.get(key) ?? new Map(),
       policy,
@@ -138,29 +118,54 @@ export class DrainReconciler {
     const s = settle(input, plan, results);
     this.#refusals.set(key, s.refusals);
     for (const r of results.values()) this.#metrics.evictions.inc({ result: r.kind });
-    await this.#writeMaintenances(s, maintenances);
+    await this.#writeMaintenances(s, input.maintenances);
     const seen = await this.#writeClaim(claim, key, s);
-    // Level-triggered on our own write: until the cached claim shows what we hold (an apply just
-    // made, or one refused), look again shortly rather than wait for a change that may not come.
-    if (!seen && plan.active.length > 0) return { requeueAfterMs: 2000, reason: 'claim not yet confirmed' };
-    if (plan.active.length === 0) {
-      // Nothing to drain for: done once the Node is uncordoned (or was never ours); an unreachable
-      // cluster is asked again, in case we still have to uncordon.
-      if (view.kind !== 'unreachable') {
-        this.#nodes.delete(key);
-        return plan.waitUntil !== undefined
-          ? { requeueAfterMs: plan.waitUntil - now, reason: 'lead time' }
-          : undefined;
-      }
-      return { requeueAfterMs: 10_000, reason: 'unreachable' };
+    // Nothing to drain for and the Node is not unreachable: done once uncordoned (or never ours).
+    if (plan.active.length === 0 && view.kind !== 'unreachable') this.#nodes.delete(key);
+    return nextPass(plan, s, view.kind, seen, now);
+  }
+
+  /**
+   * The claim behind `key` and how its workload cluster is found (the policy's entry for its namespace,
+   * or a Cluster API provider's infrastructure machine owning it, which names its cluster itself);
+   * undefined when there is nothing to do: not ours (forgotten), or nothing announced and nothing of
+   * ours to undo, so no need to ask the workload cluster.
+   */
+  #target(
+    key: string,
+  ):
+    | { claim: ServerClaim; policy: DrainPolicy; cluster?: WorkloadCluster; infra?: OwnerReference }
+    | undefined {
+    const { namespace = '', name } = splitKey(key);
+    const claim = this.#claims.getByName(name, namespace);
+    const policy = this.#policy();
+    const cluster = policy.clusters.find((c) => c.namespace === namespace);
+    const infra = claim ? infraMachineOf(claim) : undefined;
+    if (!claim || (!cluster && !infra)) {
+      this.#forget(key);
+      return undefined;
     }
-    return s.requeueAfterMs !== undefined ? { requeueAfterMs: s.requeueAfterMs, reason: s.phase } : undefined;
+    const held = this.#held.get(key);
+    const idle = (claim.status?.maintenance?.announcements ?? []).length === 0;
+    if (idle && held && isEmpty(held) && !this.#nodes.has(key)) return undefined;
+    return { claim, policy, ...(cluster ? { cluster } : {}), ...(infra ? { infra } : {}) };
+  }
+
+  /** The maintenances announced to the claim that the cache has, by uid. */
+  #maintenancesOf(claim: ServerClaim): Map<string, ServerMaintenance> {
+    const out = new Map<string, ServerMaintenance>();
+    for (const a of claim.status?.maintenance?.announcements ?? []) {
+      const m = this.#maintenances.getByName(a.maintenanceName, a.maintenanceNamespace);
+      if (m?.metadata.uid === a.maintenanceUID) out.set(a.maintenanceUID, m);
+    }
+    return out;
   }
 
   #forget(key: string): void {
     this.#refusals.delete(key);
     this.#nodes.delete(key);
     this.#held.delete(key);
+    this.#stale.delete(key);
   }
 
   /** The Node whose providerID names the claim, in the cluster the policy names for its namespace. */
@@ -263,18 +268,39 @@ export class DrainReconciler {
       return p;
     };
     for (const pod of plan.evict) {
-      const r = await evictPod(client, pod, pdbs(pod.metadata.namespace ?? ''));
+      const r = await evictPod(client, pod, {
+        pdbs: pdbs(pod.metadata.namespace ?? ''),
+        nodePods: view.pods,
+        now: Date.now(),
+      });
       results.set(podKey(pod), r);
       if (r.kind === 'evicted')
         this.#mgr.logger.info({ claim: owner, node: nodeName, pod: podKey(pod) }, 'evicted pod');
+      if (r.kind === 'refused' && r.stale) this.#reportStale(claim, r.stale);
     }
+  }
+
+  /** A Warning Event on the claim, once per stale status.disruptedPods entry, naming budget and pod. */
+  #reportStale(claim: ServerClaim, stale: StaleDisruption): void {
+    const key = objectKey(claim.metadata);
+    const id = `${stale.budget}/${stale.pod}/${stale.since}`;
+    const seen = this.#stale.get(key) ?? new Set<string>();
+    if (seen.has(id)) return;
+    seen.add(id);
+    this.#stale.set(key, seen);
+    this.#mgr.logger.warn({ claim: key, budget: stale.budget, pod: stale.pod }, 'stale disruptedPods entry');
+    this.#mgr.events.warning(
+      withTypeMeta(claim, this.#claimClient),
+      'DrainBudgetStale',
+      'Drain',
+      staleNote(stale),
+    );
   }
 
   async #writeMaintenances(
     s: ReturnType<typeof settle>,
     maintenances: ReadonlyMap<string, ServerMaintenance>,
   ) {
-    const fm = this.#mgr.status.fieldManager;
     const now = new Date();
     for (const [uid, drain] of s.status) {
       const m = maintenances.get(uid);
@@ -285,33 +311,31 @@ export class DrainReconciler {
         { type: MaintenanceConditions.Drained, ...s.condition },
         now,
       );
-      const old = findCondition(m.status?.conditions, MaintenanceConditions.Drained);
-      if (
-        sameDrain(before, drain) &&
-        old?.status === condition.status &&
-        old.reason === condition.reason &&
-        old.message === condition.message
-      )
-        continue;
-      await applyStatusOf(this.#smClient, m, { drain, conditions: [condition] }, fm);
-      if (before?.phase !== drain.phase) {
-        const target = withTypeMeta(m, this.#smClient);
-        const warn =
-          drain.phase === 'TimedOut' ||
-          drain.phase === 'Unreachable' ||
-          drain.phase === 'NodeNotFound' ||
-          drain.phase === 'Proceeded';
-        this.#mgr.events.record(
-          target,
-          warn ? 'Warning' : 'Normal',
-          `Drain${drain.phase}`,
-          'Drain',
-          drain.message ?? drain.phase,
-        );
-        if (drain.phase === 'Drained') this.#metrics.drained.inc();
-      }
-      if ((drain.blockers?.length ?? 0) > 0 && !(before?.blockers?.length ?? 0)) this.#metrics.blocked.inc();
+      if (sameDrain(before, drain) && sameCondition(m, condition)) continue;
+      await applyStatusOf(
+        this.#smClient,
+        m,
+        { drain, conditions: [condition] },
+        this.#mgr.status.fieldManager,
+      );
+      this.#announce(m, before, drain);
     }
+  }
+
+  /** Events and metrics for what one status write changed: a phase change, the first blockers. */
+  #announce(m: ServerMaintenance, before: DrainStatus | undefined, drain: DrainStatus): void {
+    if (before?.phase !== drain.phase) {
+      const warn = WARNING_PHASES.has(drain.phase);
+      this.#mgr.events.record(
+        withTypeMeta(m, this.#smClient),
+        warn ? 'Warning' : 'Normal',
+        `Drain${drain.phase}`,
+        'Drain',
+        drain.message ?? drain.phase,
+      );
+      if (drain.phase === 'Drained') this.#metrics.drained.inc();
+    }
+    if ((drain.blockers?.length ?? 0) > 0 && !(before?.blockers?.length ?? 0)) this.#metrics.blocked.inc();
   }
 
   /** Applies what we hold on the claim; true when the cached claim already showed it (nothing written). */
@@ -371,13 +395,3 @@ interface Observed {
 }
 
 const isEmpty = (h: Held) => h.approvals === '[]' && h.deferrals === '[]';
-
-function unreachable(e: Error): WorkloadView {
-  const message =
-    e instanceof WorkloadUnavailable ? e.message : `workload cluster API unreachable: ${e.message}`;
-  return { kind: 'unreachable', message: message.slice(0, 1024) };
-}
-
-function sameDrain(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
-}

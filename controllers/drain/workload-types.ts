@@ -14,5 +14,6 @@ export interface Pod extends KubeObject {
 
 export interface Pdb extends KubeObject {
   spec?: { selector?: LabelSelector };
-  status?: { disruptionsAllowed?: number };
+  /** disruptedPods: pod name → when the Eviction API admitted its eviction (RFC 3339). */
+  status?: { disruptionsAllowed?: number; disruptedPods?: Record<string, string> };
 }

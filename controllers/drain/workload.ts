@@ -11,7 +11,7 @@ import { Core } from '../../lib/kube/resources.js';
 import type { WorkloadCluster } from '../../policies/schema.js';
 import { CORDONED_FOR_ANNOTATION } from '../../contract/names.js';
 import type { EvictionResult } from './decide.js';
-import { budgetsOf } from './pods.js';
+import { coveringBudgets, staleDisruptions, staleNote, type StaleDisruption } from './pods.js';
 import type { Node, Pdb, Pod } from './workload-types.js';
 
 interface Secret {
@@ -120,12 +120,19 @@ export async function uncordon(client: KubeClient, node: Node): Promise<Node> {
   });
 }
 
-/** Evicts one pod; a 429 is a refusal naming the budget (looked up among `pdbs` of its namespace). */
-export async function evictPod(
-  client: KubeClient,
-  pod: Pod,
-  pdbs: () => Promise<Pdb[]>,
-): Promise<EvictionResult> {
+/** What an eviction needs besides the pod: its namespace's budgets (read once, lazily) and the Node's pods. */
+export interface EvictionContext {
+  pdbs: () => Promise<Pdb[]>;
+  /** The pods on the Node as read this pass, to tell a stale status.disruptedPods entry. */
+  nodePods: readonly Pod[];
+  now: number;
+}
+
+/**
+ * Evicts one pod; a 429 is a refusal naming the budget (looked up among the namespace's budgets),
+ * led by what keeps that budget at zero when it is a stale status.disruptedPods entry (pods.ts).
+ */
+export async function evictPod(client: KubeClient, pod: Pod, ctx: EvictionContext): Promise<EvictionResult> {
   const { name, namespace } = pod.metadata;
   try {
     await client.request('POST', `/api/v1/namespaces/${namespace}/pods/${name}/eviction`, {
@@ -140,21 +147,32 @@ export async function evictPod(
     return { kind: 'evicted' };
   } catch (e) {
     if (isNotFound(e)) return { kind: 'gone' };
-    if (isTooManyRequests(e)) {
-      const status = (e as KubeApiError).status;
-      const causes = (status.details?.causes ?? []).map((c) => c.message).filter(Boolean);
-      const message = [status.message, ...causes].filter(Boolean).join(': ');
-      let budget: string | undefined;
-      try {
-        budget = budgetsOf(pod, await pdbs())[0];
-      } catch {
-        // Naming the budget is best effort; the message still says why.
-      }
-      const named = /disruption budget (\S+) /.exec(message)?.[1];
-      if (!budget && named) budget = `${namespace}/${named}`;
-      return { kind: 'refused', message: message || '429 Too Many Requests', ...(budget ? { budget } : {}) };
-    }
+    if (isTooManyRequests(e)) return refusal(e as KubeApiError, pod, ctx);
     if (e instanceof KubeApiError) return { kind: 'error', message: e.message };
     throw e;
   }
+}
+
+async function refusal(e: KubeApiError, pod: Pod, ctx: EvictionContext): Promise<EvictionResult> {
+  const causes = (e.status.details?.causes ?? []).map((c) => c.message).filter(Boolean);
+  const message = [e.status.message, ...causes].filter(Boolean).join(': ') || '429 Too Many Requests';
+  let budget: string | undefined;
+  let stale: StaleDisruption | undefined;
+  try {
+    const pdb = coveringBudgets(pod, await ctx.pdbs())[0];
+    if (pdb) {
+      budget = `${pdb.metadata.namespace}/${pdb.metadata.name}`;
+      stale = staleDisruptions(pdb, ctx.nodePods, ctx.now)[0];
+    }
+  } catch {
+    // Naming the budget is best effort; the message still says why.
+  }
+  const named = /disruption budget (\S+) /.exec(message)?.[1];
+  if (!budget && named) budget = `${pod.metadata.namespace}/${named}`;
+  return {
+    kind: 'refused',
+    message: stale ? `${staleNote(stale)}. ${message}` : message,
+    ...(budget ? { budget } : {}),
+    ...(stale ? { stale } : {}),
+  };
 }

@@ -5,7 +5,7 @@
 // 2. a PDB that can never be satisfied: the blocking pod and its budget are named within 30 s, and at
 //    drainTimeout the policy's choice (Fail) shows, with no approval;
 // 3. a Node an admin cordoned before the maintenance is still cordoned after it;
-// 4. (kill -9 mid-drain: drain-crash.pending.e2e.ts, not yet reliable)
+// 4. (kill -9 mid-drain: drain-crash.e2e.test.ts)
 // (6 and 7: consumers.e2e.test.ts)
 // 5. the workload cluster's API unreachable: a visible condition, and the deadline path still works.
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
