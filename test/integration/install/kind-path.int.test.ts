@@ -57,19 +57,22 @@ describe('scripts/kind-e2e.sh', () => {
       expect(parse(readFileSync(join(dir, 'kind-config.yaml'), 'utf8'))).toEqual(
         parse(readFileSync(KIND_CONFIG, 'utf8')),
       );
-      const docs = parseAllDocuments(readFileSync(join(dir, 'install.yaml'), 'utf8')).map((d) => d.toJS());
-      const shipped = parseAllDocuments(await ok(kubectlPath(), ['kustomize', MANIFESTS])).map((d) =>
-        d.toJS(),
+      type Doc = { kind?: string };
+      const docs = parseAllDocuments(readFileSync(join(dir, 'install.yaml'), 'utf8')).map(
+        (d) => d.toJS() as Doc,
+      );
+      const shipped = parseAllDocuments(await ok(kubectlPath(), ['kustomize', MANIFESTS])).map(
+        (d) => d.toJS() as Doc,
       );
       const images = (o: unknown) => JSON.stringify(o).match(/"image":"[^"]*"/g) ?? [];
-      const deployments = docs.filter((d: { kind?: string }) => d.kind === 'Deployment');
+      const deployments = docs.filter((d) => d.kind === 'Deployment');
       expect(deployments.length).toBeGreaterThanOrEqual(7);
       expect(new Set(deployments.flatMap(images))).toEqual(new Set(['"image":"metal-maintenance:kind-e2e"']));
       // Only the tag differs from the operator's install.
-      const retag = (o: unknown) =>
+      const retag = (o: Doc): Doc =>
         JSON.parse(
           JSON.stringify(o).replace(/"image":"metal-maintenance"/g, '"image":"metal-maintenance:kind-e2e"'),
-        );
+        ) as Doc;
       expect(docs).toEqual(shipped.map(retag));
     } finally {
       rmSync(dir, { recursive: true, force: true });
