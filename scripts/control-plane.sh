@@ -7,7 +7,8 @@
 #   scripts/control-plane.sh start-apiserver DIR start it again with the same ports and certificates
 #   scripts/control-plane.sh status DIR          print what runs
 #
-# Everything listens on 127.0.0.1 on free ports. The admin user in DIR/kubeconfig is a client
+# Everything listens on 127.0.0.1 on free ports. CONTROL_PLANE_SERVICE_CIDR sets the ClusterIP range
+# (default 10.0.0.0/24; e2e/harness/stand-in gives a loopback range its kube-proxy can listen on). The admin user in DIR/kubeconfig is a client
 # certificate in group system:masters; authorization is RBAC. Towards admission webhooks the API server
 # presents DIR/pki/webhook-client.crt, signed by DIR/pki/webhook-client-ca.crt (the CA a webhook's
 # --client-ca-file names). PodTemplates bypass the watch cache
@@ -183,7 +184,7 @@ start_apiserver() {
     --service-account-issuer "https://127.0.0.1:${APISERVER_PORT}" \
     --service-account-key-file "$dir/pki/sa.pub" \
     --service-account-signing-key-file "$dir/pki/sa.key" \
-    --service-cluster-ip-range 10.0.0.0/24 \
+    --service-cluster-ip-range "${CONTROL_PLANE_SERVICE_CIDR:-10.0.0.0/24}" \
     --authorization-mode RBAC \
     --disable-admission-plugins ServiceAccount \
     --admission-control-config-file "$dir/admission/config.yaml" \

@@ -59,9 +59,23 @@ export function readControlPlane(dir: string): ControlPlane {
   };
 }
 
-export async function controlPlaneUp(dir: string): Promise<ControlPlane> {
+/**
+ * Starts the control plane in `dir`. `serviceCIDR`: the ClusterIP range (default 10.0.0.0/24); a
+ * loopback range lets a stand-in kube-proxy listen on Service addresses (e2e/harness/stand-in).
+ */
+export async function controlPlaneUp(
+  dir: string,
+  options: { serviceCIDR?: string } = {},
+): Promise<ControlPlane> {
   try {
-    await run('bash', [SCRIPT, 'up', dir], { maxBuffer: 64 * 1024 * 1024, timeout: 20 * 60_000 });
+    await run('bash', [SCRIPT, 'up', dir], {
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: 20 * 60_000,
+      env: {
+        ...process.env,
+        ...(options.serviceCIDR ? { CONTROL_PLANE_SERVICE_CIDR: options.serviceCIDR } : {}),
+      },
+    });
   } catch (e) {
     const err = e as { stderr?: string; message: string };
     throw new Error(`control plane failed to start: ${err.stderr || err.message}`, { cause: e });

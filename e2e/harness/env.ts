@@ -9,6 +9,7 @@ import { KubeClient } from '../../lib/kube/client.js';
 import { Core } from '../../lib/kube/resources.js';
 import { isAlreadyExists } from '../../lib/kube/errors.js';
 import { readControlPlane, type ControlPlane } from './control-plane.js';
+import { clusterKubeconfig, inCluster } from './target.js';
 import type { KubeObject } from '../../api/schema/meta.js';
 
 export function controlPlane(): ControlPlane {
@@ -22,8 +23,9 @@ export function controlPlane(): ControlPlane {
   return readControlPlane(dir);
 }
 
+/** The suite's admin identity: the run's control plane, or KUBECONFIG with E2E_TARGET=cluster. */
 export function adminClient(): Promise<KubeClient> {
-  return KubeClient.fromFile(controlPlane().kubeconfig);
+  return KubeClient.fromFile(inCluster() ? clusterKubeconfig() : controlPlane().kubeconfig);
 }
 
 export function uniqueName(prefix: string): string {
@@ -80,9 +82,7 @@ export async function serviceAccountKubeconfig(
       },
     },
   );
-  const cp = controlPlane();
-  const admin = client.kubeConfig;
-  const cluster = admin.getCurrentCluster()!;
+  const cluster = client.kubeConfig.getCurrentCluster()!;
   const file = join(mkdtempSync(join(tmpdir(), 'metal-sa-')), 'kubeconfig');
   writeFileSync(
     file,
@@ -90,7 +90,7 @@ export async function serviceAccountKubeconfig(
       apiVersion: 'v1',
       kind: 'Config',
       clusters: [
-        { name: 'local', cluster: { server: cluster.server, 'certificate-authority-data': caData(cp) } },
+        { name: 'local', cluster: { server: cluster.server, 'certificate-authority-data': caData(cluster) } },
       ],
       users: [{ name, user: { token: tr.status.token } }],
       contexts: [{ name: 'local', context: { cluster: 'local', user: name } }],
@@ -101,10 +101,11 @@ export async function serviceAccountKubeconfig(
   return { kubeconfig: file, username: `system:serviceaccount:${namespace}:${name}` };
 }
 
-function caData(cp: ControlPlane): string {
-  const m = /certificate-authority-data: (\S+)/.exec(readFileSync(cp.kubeconfig, 'utf8'));
-  if (!m) throw new Error('admin kubeconfig has no certificate-authority-data');
-  return m[1]!;
+/** The CA the admin kubeconfig trusts the API server with, base64 (as certificate-authority-data). */
+function caData(cluster: { caData?: string; caFile?: string }): string {
+  if (cluster.caData) return cluster.caData;
+  if (cluster.caFile) return readFileSync(cluster.caFile).toString('base64');
+  throw new Error('the admin kubeconfig names no certificate authority for its cluster');
 }
 
 export interface WaitOptions {

@@ -1,8 +1,9 @@
 // Jest global setup of the integration project: one real control plane for the whole run.
 // Plain JavaScript because Jest loads this hook outside its ESM transform; the work happens in
-// up.ts, run with tsx.
+// up.ts, run with tsx. With E2E_TARGET=cluster (e2e/harness/target.ts) it starts nothing: the suites
+// use the cluster KUBECONFIG names, where the system is installed.
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -17,6 +18,13 @@ function down(dir) {
 }
 
 export default function globalSetup() {
+  if (process.env.E2E_TARGET === 'cluster') {
+    const kc = process.env.KUBECONFIG;
+    if (!kc || !existsSync(kc))
+      throw new Error(`E2E_TARGET=cluster needs KUBECONFIG naming an existing file (got ${kc ?? 'nothing'})`);
+    console.error(`[harness] cluster mode: the installed system in the cluster of ${kc}`);
+    return;
+  }
   const dir = process.env.METAL_TEST_CP_DIR ?? mkdtempSync(join(tmpdir(), 'metal-cp-'));
   // However Jest ends (teardown, crash, Ctrl-C), stop what we started.
   process.once('exit', () => down(dir));

@@ -8,6 +8,10 @@
 // maintenance by deleting it), a short test policy, and a recorder of every ServerMaintenance state
 // the watch shows, for invariants.
 //
+// With E2E_TARGET=cluster (e2e/harness/target.ts) the webhook and controllers are the installed ones
+// instead (./cluster-mode.ts): a kill deletes their pods, the simulator and the recorder run from the
+// test host as they do here, and stop() deletes what the run created and restores the policy.
+//
 //   const lc = await startLifecycle({ policy: { grants: { ttl: '10s' } } });
 //   const f = await lc.fleet('case1', { servers: 3, claims: 'consumer' });
 //   ...
@@ -44,7 +48,10 @@ import {
   ServerMaintenanceResource,
   ServerResource,
 } from '../../../lib/kube/kinds.js';
+import type { InstalledBinary } from '../../../e2e/harness/installed.js';
+import { inCluster, localOnly, TargetError } from '../../../e2e/harness/target.js';
 import type { StateRecord } from './history.js';
+import { deleteCreated, installedLifecycle, type Created } from './cluster-mode.js';
 
 export type ControllerName =
   'maintenance-controller' | 'approval-controller' | 'budget-controller' | 'drain-controller';
@@ -124,6 +131,8 @@ export interface Lifecycle {
   /** Namespace for this suite's ServerMaintenances. */
   ns: string;
   controllers: Record<ControllerName, RunningBinary>;
+  /** Cluster mode: the installed binaries by name (webhook and controllers); local mode: undefined. */
+  installed?: Record<string, InstalledBinary>;
   /** Every ServerMaintenance state the watch showed in `ns`, in order. */
   history: StateRecord[];
   servers: ResourceClient<Server>;
@@ -160,6 +169,7 @@ async function started(bin: RunningBinary, name: ControllerName): Promise<void> 
 }
 
 export async function startLifecycle(options: LifecycleOptions = {}): Promise<Lifecycle> {
+  if (inCluster()) return startInCluster(options);
   await prepareDist();
   const admin = await adminClient();
   const fleetName = uniqueName('lc');
@@ -186,7 +196,95 @@ export async function startLifecycle(options: LifecycleOptions = {}): Promise<Li
     RunningBinary
   >;
   await Promise.all(all.map((c) => started(controllers[c], c)));
+  const world = await observe(admin, fleetName, ns, options);
+  const lc: Lifecycle = {
+    ...world,
+    webhook,
+    controllers,
+    async kill(name, signal = 'SIGKILL') {
+      controllers[name].proc.kill(signal);
+      await controllers[name].exited;
+    },
+    async start(name) {
+      controllers[name] = spawn(name);
+      await started(controllers[name], name);
+      return controllers[name];
+    },
+    async stop() {
+      await world.stopObserving();
+      await Promise.all(all.map((c) => controllers[c].stop('SIGTERM', 15_000)));
+      await webhook.stop();
+      await writePolicy(admin, defaultPolicyData()).catch(() => undefined);
+      await admin.close();
+    },
+  };
+  world.bind(lc);
+  return lc;
+}
 
+const CLUSTER_ONLY_HERE =
+  'in cluster mode the binaries run in their pods (lc.installed[name]: Deployment, pods, kill by pod delete)';
+
+/** The same world against the installed system (E2E_TARGET=cluster). */
+async function startInCluster(options: LifecycleOptions): Promise<Lifecycle> {
+  if (options.flags)
+    throw new TargetError(
+      `cluster mode: the installed Deployments run with their own args; this suite's extra flags ` +
+        `(${JSON.stringify(options.flags)}) exist only with E2E_TARGET=local`,
+    );
+  const admin = await adminClient();
+  const all = [...CONTROLLERS, ...(options.extra ?? [])];
+  const system = await installedLifecycle(admin, all);
+  const installed = system.installed;
+  const created: Created = { namespaces: [], budgets: [] };
+  const fleetName = uniqueName('lc');
+  const ns = await freshNamespace(admin, 'lc-ops');
+  created.namespaces.push(ns);
+  await writePolicy(admin, policyData(options.policy ?? {}));
+  const world = await observe(admin, fleetName, ns, options, created);
+  const killed = new Map<string, string[]>();
+  const lc: Lifecycle = {
+    ...world,
+    webhook: localOnly<WebhookHandle>('lc.webhook', CLUSTER_ONLY_HERE),
+    controllers: localOnly<Record<ControllerName, RunningBinary>>('lc.controllers', CLUSTER_ONLY_HERE),
+    installed,
+    async kill(name, signal = 'SIGKILL') {
+      killed.set(name, await installed[name]!.kill(signal));
+    },
+    async start(name) {
+      await installed[name]!.waitReplaced(killed.get(name) ?? []);
+      return localOnly<RunningBinary>(`lc.start('${name}')`, CLUSTER_ONLY_HERE);
+    },
+    async stop() {
+      await world.stopObserving();
+      try {
+        await deleteCreated(admin, created, fleetName, ns);
+      } finally {
+        await system
+          .restorePolicy()
+          .catch((e: unknown) => console.error(`[lifecycle] restoring the policy: ${String(e)}`));
+        await admin.close();
+      }
+    },
+  };
+  world.bind(lc);
+  return lc;
+}
+
+type World = Omit<Lifecycle, 'webhook' | 'controllers' | 'installed' | 'kill' | 'start' | 'stop'> & {
+  stopObserving(): Promise<void>;
+  /** The fleet and maintenance helpers need the finished world. */
+  bind(lc: Lifecycle): void;
+};
+
+/** The fleet simulator, the state recorder and the clients: the same for both targets. */
+async function observe(
+  admin: KubeClient,
+  fleetName: string,
+  ns: string,
+  options: LifecycleOptions,
+  created?: Created,
+): Promise<World> {
   const simKubeconfig = (await kubeconfigForBinary(admin, 'fleet-simulator', 'e2e/sim/fleet/rbac.yaml'))
     .kubeconfig;
   const sim = new FleetSimulator({
@@ -223,51 +321,59 @@ export async function startLifecycle(options: LifecycleOptions = {}): Promise<Li
   const claims = admin.resource<ServerClaim>(ServerClaimResource);
   const maintenances = admin.resource<ServerMaintenance>(ServerMaintenanceResource);
   const sdbs = admin.resource<ServerDisruptionBudget>(ServerDisruptionBudgetResource);
+  // Cluster mode deletes the budgets the run created (they are cluster-scoped).
+  const trackedSdbs: ResourceClient<ServerDisruptionBudget> = created
+    ? new Proxy(sdbs, {
+        get(target, prop) {
+          if (prop === 'create')
+            return async (...args: Parameters<typeof sdbs.create>) => {
+              const b = await target.create(...args);
+              created.budgets.push(b.metadata.name!);
+              return b;
+            };
+          const v = Reflect.get(target, prop, target) as unknown;
+          return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+        },
+      })
+    : sdbs;
 
-  const lc: Lifecycle = {
+  let lc: Lifecycle | undefined;
+  const bound = () => {
+    if (!lc) throw new Error('the lifecycle world is not bound yet');
+    return lc;
+  };
+  return {
     admin,
-    webhook,
     sim,
     fleetName,
     ns,
-    controllers,
     history,
     servers,
     claims,
     maintenances,
-    sdbs,
-    fleet: (caseName, o) => seed(lc, caseName, o),
+    sdbs: trackedSdbs,
+    fleet: (caseName, o) => seed(bound(), caseName, o, created),
     maintenance: (name, server, spec = {}, annotations) =>
       maintenances.create({
         metadata: { name, namespace: ns, ...(annotations ? { annotations } : {}) },
         spec: { serverRef: { name: server }, ...spec },
       }),
     setPolicy: (policy) => writePolicy(admin, policyData(policy)),
-    async kill(name, signal = 'SIGKILL') {
-      controllers[name].proc.kill(signal);
-      await controllers[name].exited;
+    bind: (l) => {
+      lc = l;
     },
-    async start(name) {
-      controllers[name] = spawn(name);
-      await started(controllers[name], name);
-      return controllers[name];
-    },
-    async stop() {
+    async stopObserving() {
       await watch.stop();
       await sim.stop().catch(() => undefined);
-      await Promise.all(all.map((c) => controllers[c].stop('SIGTERM', 15_000)));
-      await webhook.stop();
-      await writePolicy(admin, defaultPolicyData()).catch(() => undefined);
-      await admin.close();
     },
   };
-  return lc;
 }
 
 /** Servers (Available, or Reserved and bound) and claims of one case, as metal-operator leaves them. */
-async function seed(lc: Lifecycle, caseName: string, o: FleetOptions): Promise<Fleet> {
+async function seed(lc: Lifecycle, caseName: string, o: FleetOptions, created?: Created): Promise<Fleet> {
   const { admin, fleetName } = lc;
   const tenant = await freshNamespace(admin, `lc-${caseName}`);
+  created?.namespaces.push(tenant);
   const id = uniqueName(caseName);
   const names = Array.from({ length: o.servers }, (_, i) => `${id}-s${i}`);
   const withClaims = (o.claims ?? 'none') !== 'none';
