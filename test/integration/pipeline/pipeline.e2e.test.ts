@@ -13,6 +13,7 @@ import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import { waitFor } from '../../../e2e/harness/env.js';
 import { TEST_POLICY } from '../lifecycle/harness.js';
 import { CASE, startPipelineSuite, type PipelineSuite } from './harness.js';
+import { STAGES } from './stages.js';
 
 let suite: PipelineSuite;
 
@@ -23,36 +24,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await suite?.stop();
 });
-
-const STAGES = [
-  {
-    name: 'bmc-fw',
-    kind: 'BMCVersion' as const,
-    template: {
-      version: '6.0.0',
-      serverMaintenancePolicy: 'Enforced' as const,
-      image: { URI: 'https://images.test/bmc/6.0.0' },
-    },
-  },
-  {
-    name: 'bios-tune',
-    kind: 'BIOSSettings' as const,
-    template: {
-      version: '1.0.0',
-      serverMaintenancePolicy: 'Enforced' as const,
-      settingsFlow: [{ name: 'virt', priority: 10, settings: { SriovGlobalEnable: 'Enabled' } }],
-    },
-  },
-  {
-    name: 'bios-fw',
-    kind: 'BIOSVersion' as const,
-    template: {
-      version: '2.1.0',
-      serverMaintenancePolicy: 'Enforced' as const,
-      image: { URI: 'https://images.test/bios/2.1.0' },
-    },
-  },
-];
 
 /** On failure, what the runs and the pipeline controller said (a failed wait names only itself). */
 async function diagnosed<T>(pipeline: string, wait: () => Promise<T>): Promise<T> {
