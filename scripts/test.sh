@@ -7,8 +7,9 @@
 #
 # Test infrastructure (kube-apiserver, etcd, kubectl, kube-controller-manager, kube-scheduler, kwok,
 # Cluster API's CRDs, sushy-tools, metal-operator's Redfish mock and its manager, helm, a PyYAML venv,
-# Prometheus and promtool, cert-manager's controller and cainjector) is built or installed from the package
-# registries into ~/.cache/metal-maintenance (never into git) and reused when warm. Results:
+# Prometheus and promtool, cert-manager's controller and cainjector, shellcheck and check-jsonschema) is
+# built or installed from the package registries into ~/.cache/metal-maintenance (never into git) and
+# reused when warm. Results:
 # .tmp/results/*.json; the last line is "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -39,7 +40,7 @@ step "installing dependencies (npm ci)"
 npm ci --no-audit --no-fund --loglevel=error || { echo "npm ci failed"; exit 1; }
 
 step "preparing test infrastructure (cached in ~/.cache/metal-maintenance)"
-for prep in k8s-binaries k8s-tools kwok capi-crds sushy-tools metal-mock metal-operator helm pyyaml prometheus cert-manager; do
+for prep in k8s-binaries k8s-tools kwok capi-crds sushy-tools metal-mock metal-operator helm pyyaml prometheus cert-manager lint-tools; do
   bash "scripts/lib/$prep.sh" >/dev/null || { echo "preparing $prep failed (see above)"; exit 1; }
 done
 
