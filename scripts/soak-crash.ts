@@ -29,10 +29,11 @@ import { controlPlaneUp, installCRDs, scratchControlPlaneDir } from '../e2e/harn
 import { CONTROLLERS, startLifecycle } from '../test/integration/lifecycle/harness.js';
 import { CHAOS_POLICY, rollout, type RolloutResult } from '../test/integration/lifecycle/rollout.js';
 import type { BudgetShape } from '../test/integration/lifecycle/shapes.js';
+import { SHORT_LEASE_ARGS } from '../e2e/harness/dist.js';
 
 const SHAPES: readonly BudgetShape[] = ['fleet', 'fleet+racks', 'fleet+racks+tenant'];
 const LEASES = {
-  short: ['--lease-duration=3', '--renew-deadline=2', '--retry-period=0.5'],
+  short: SHORT_LEASE_ARGS,
   'client-go': ['--lease-duration=15', '--renew-deadline=10', '--retry-period=2'],
 } as const;
 

@@ -19,6 +19,9 @@ const SCRIPT = join(REPO_ROOT, 'scripts', 'build-dist.sh');
 /** Upper bound for a suite's setup when it may be the one that builds the dist (prepareDist). */
 export const SETUP_TIMEOUT_MS = 20 * 60_000;
 
+/** Lease flags for binaries the e2e suites kill: a successor takes over seconds after a kill -9, not 15 s. */
+export const SHORT_LEASE_ARGS = ['--lease-duration=3', '--renew-deadline=2', '--retry-period=0.5'] as const;
+
 /**
  * METAL_TEST_DIST when set (any directory outside a Node project), else one directory per checkout
  * under the system's temporary directory, kept between runs.

@@ -33,6 +33,12 @@ afterAll(async () => {
 
 const ledgerOf = (bmc: number, system?: string) =>
   suite.sim.ledger().filter((l) => l.bmc === bmc && (system === undefined || l.system === system));
+/** Each server's BIOS version and flash count in the simulator's ledger, in the order given. */
+const biosOf = (servers: readonly { bmc: number; system?: string }[]) =>
+  servers.map((x) => {
+    const [l] = ledgerOf(x.bmc, x.system);
+    return { version: l?.biosVersion, flashes: l?.biosFlashes };
+  });
 
 describe('firmware controller', () => {
   test('BIOSVersion: flashed inside its maintenance, verified, maintenance released; exactly one flash', async () => {
@@ -340,14 +346,7 @@ describe('firmware controller', () => {
       failedBIOSVersion: 0,
       heldChildren: 0,
     });
-    for (const [i, l] of sim.entries()) {
-      const [ledger] = ledgerOf(l.bmc, l.system);
-      expect({ i, version: ledger?.biosVersion, flashes: ledger?.biosFlashes }).toEqual({
-        i,
-        version: '2.5.0',
-        flashes: 1,
-      });
-    }
+    expect(biosOf(sim)).toEqual(sim.map(() => ({ version: '2.5.0', flashes: 1 })));
     expect(updatesStarted(0)).toBe(2);
     for (const c of await children()) {
       expect(conditionOf(c, 'VersionUpgradeCompleted')?.status).toBe('True');
@@ -380,14 +379,7 @@ describe('firmware controller', () => {
       120_000,
     );
     expect(peakRerun).toBeLessThanOrEqual(2);
-    for (const [i, l] of sim.entries()) {
-      const [ledger] = ledgerOf(l.bmc, l.system);
-      expect({ i, version: ledger?.biosVersion, flashes: ledger?.biosFlashes }).toEqual({
-        i,
-        version: '2.6.0',
-        flashes: 2,
-      });
-    }
+    expect(biosOf(sim)).toEqual(sim.map(() => ({ version: '2.6.0', flashes: 2 })));
     expect((await suite.biosVersionSets.get(setName)).status).toMatchObject({
       completedBIOSVersion: 5,
       heldChildren: 0,

@@ -27,6 +27,7 @@ import {
   ServerMaintenanceResource,
 } from '../../../lib/kube/kinds.js';
 import { CASE_LABEL, startLifecycle, type Lifecycle } from '../lifecycle/harness.js';
+import { SHORT_LEASE_ARGS } from '../../../e2e/harness/dist.js';
 
 export type Firmware = KubeObject & {
   spec: Record<string, unknown>;
@@ -86,9 +87,7 @@ export async function startFirmwareSuite(opts: {
       `--kubeconfig=${kubeconfig}`,
       '--ops-host=127.0.0.1',
       '--ops-port=0',
-      '--lease-duration=3',
-      '--renew-deadline=2',
-      '--retry-period=0.5',
+      ...SHORT_LEASE_ARGS,
       `--bmc-ca-file=${caFile}`,
       '--redfish-timeout=2',
       '--poll-interval=0.3',

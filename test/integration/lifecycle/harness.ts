@@ -36,7 +36,7 @@ import {
 } from '../../../e2e/harness/env.js';
 import { kubeconfigForBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
 import { spawnShipped } from '../../../e2e/harness/deployed.js';
-import { prepareDist } from '../../../e2e/harness/dist.js';
+import { prepareDist, SHORT_LEASE_ARGS } from '../../../e2e/harness/dist.js';
 import { defaultPolicyData, startWebhook, type WebhookHandle } from '../../../e2e/harness/webhook.js';
 import { FleetSimulator } from '../../../e2e/sim/fleet/simulator.js';
 import { CLAIM_FINALIZER, HOLD_ANNOTATION } from '../../../e2e/sim/fleet/decisions.js';
@@ -185,10 +185,7 @@ export async function startLifecycle(options: LifecycleOptions = {}): Promise<Li
       `--kubeconfig=${kubeconfigs[name]}`,
       '--ops-host=127.0.0.1',
       '--ops-port=0',
-      // Short Leases: a successor takes over seconds after a kill -9.
-      '--lease-duration=3',
-      '--renew-deadline=2',
-      '--retry-period=0.5',
+      ...SHORT_LEASE_ARGS,
       ...(options.flags?.[name] ?? []),
     ]);
   const controllers = Object.fromEntries(all.map((c) => [c, spawn(c)])) as Record<

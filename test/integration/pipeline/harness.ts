@@ -19,6 +19,7 @@ import {
   ServerMaintenanceResource,
 } from '../../../lib/kube/kinds.js';
 import { startFirmwareSuite, type Firmware, type FirmwareSuite } from '../firmware/harness.js';
+import { SHORT_LEASE_ARGS } from '../../../e2e/harness/dist.js';
 
 export const CASE = 'pipeline.test.metal.ironcore.dev/case';
 
@@ -70,9 +71,7 @@ export async function startPipelineSuite(opts: {
       `--kubeconfig=${kubeconfig}`,
       '--ops-host=127.0.0.1',
       '--ops-port=0',
-      '--lease-duration=3',
-      '--renew-deadline=2',
-      '--retry-period=0.5',
+      ...SHORT_LEASE_ARGS,
     ]);
   const replicas = await startReplicas('pipeline-controller', spawn, opts.replicas ?? 1);
   const maintenances = admin.resource<ServerMaintenance>(ServerMaintenanceResource);

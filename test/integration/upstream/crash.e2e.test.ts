@@ -14,7 +14,7 @@
 //   3. during unpark: upstream killed the moment we ask for the unpark; ours killed the moment upstream
 //      has let go (parked annotation gone), before our taint and parked-by are removed.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
+import { SETUP_TIMEOUT_MS, SHORT_LEASE_ARGS } from '../../../e2e/harness/dist.js';
 import type { Server } from '../../../api/metal/v1alpha1/server.js';
 import type { ServerClaim } from '../../../api/metal/v1alpha1/serverclaim.js';
 import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
@@ -51,8 +51,7 @@ beforeAll(async () => {
   up = await startUpstream({
     machines: MACHINES,
     labels: () => ({ [POOL_LABEL]: 'crash' }),
-    // Short Leases: a controller started after a kill -9 leads within seconds, not after 15 s.
-    controllerArgs: ['--lease-duration=3', '--renew-deadline=2', '--retry-period=0.5'],
+    controllerArgs: [...SHORT_LEASE_ARGS],
   });
   watch = new Observer(up.servers, up.claims);
   await watch.start();
