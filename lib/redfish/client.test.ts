@@ -152,6 +152,25 @@ describe('faults', () => {
     await bmc.close();
   });
 
+  it("ends a hung call with ABORTED when the caller's signal fires, and refuses one already aborted", async () => {
+    const n = next();
+    const bmc = await openSimBmc(sim, n, { timeoutMs: 10_000, readAttempts: 1 });
+    await powerState(bmc); // logged in: the hang below is the call itself, not the login
+    sim.bmc(n).faults.add({ kind: 'hang', path: '/Systems/1' });
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 200);
+    const started = Date.now();
+    const e = await caught(bmc.client.get(bmc.systemPath, { signal: ac.signal }));
+    expect(e.code).toBe(RedfishErrorCode.Aborted);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    const before = sim.bmc(n).counters.requests;
+    const again = await caught(bmc.client.get(bmc.systemPath, { signal: AbortSignal.abort() }));
+    expect(again.code).toBe(RedfishErrorCode.Aborted);
+    expect(sim.bmc(n).counters.requests).toBe(before);
+    sim.bmc(n).faults.clear();
+    await bmc.close();
+  });
+
   it('retries a read through transient 503s, but not past its attempt budget', async () => {
     const n = next();
     const bmc = await openSimBmc(sim, n, { readAttempts: 3 });

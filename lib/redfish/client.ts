@@ -238,7 +238,8 @@ export class RedfishClient {
   }
 
   #parse<T>(method: Method, path: string, raw: RawResponse): T | undefined {
-    if (raw.text.trim() === '') return undefined;
+    // An empty or blank body; /\S/ stops at the first character instead of copying the text as trim() would.
+    if (!/\S/.test(raw.text)) return undefined;
     try {
       return JSON.parse(raw.text) as T;
     } catch {

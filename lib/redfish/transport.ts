@@ -1,6 +1,7 @@
 // One BMC's HTTP transport: an undici Agent with a connection cap and the TLS policy of that
 // BMC, a deadline on every call, and low-level failures mapped to coded errors. Knows nothing of
 // authentication or Redfish semantics.
+import { EventEmitter } from 'node:events';
 import { Agent } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { RedfishError, RedfishErrorCode } from './errors.js';
@@ -63,9 +64,28 @@ function errorCode(e: unknown): string | undefined {
  */
 const SWEEP_MS = 25;
 
-interface Deadline {
-  at: number;
-  controller: AbortController;
+/**
+ * One call's deadline, handed to undici as the request's `signal`. undici takes an EventEmitter
+ * with `aborted` and `reason` as readily as an AbortSignal, and building one costs a fraction of an
+ * AbortController plus its EventTarget listener: on a busy poller that difference was a sixth of the
+ * client's CPU per request.
+ */
+class Deadline extends EventEmitter {
+  aborted = false;
+  reason: unknown = undefined;
+  /** True when the deadline itself fired (not the caller's signal). */
+  expired = false;
+
+  constructor(readonly at: number) {
+    super();
+  }
+
+  abort(reason: unknown): void {
+    if (this.aborted) return;
+    this.aborted = true;
+    this.reason = reason;
+    this.emit('abort');
+  }
 }
 
 class DeadlineSweeper {
@@ -73,7 +93,7 @@ class DeadlineSweeper {
   #timer: NodeJS.Timeout | undefined;
 
   add(ms: number): Deadline {
-    const d = { at: performance.now() + ms, controller: new AbortController() };
+    const d = new Deadline(performance.now() + ms);
     this.#pending.add(d);
     this.#timer ??= setInterval(() => this.#sweep(), Math.min(SWEEP_MS, ms)).unref();
     return d;
@@ -92,7 +112,8 @@ class DeadlineSweeper {
     for (const d of this.#pending) {
       if (d.at <= now) {
         this.#pending.delete(d);
-        d.controller.abort(new DOMException('deadline passed', 'TimeoutError'));
+        d.expired = true;
+        d.abort(new DOMException('deadline passed', 'TimeoutError'));
       }
     }
   }
@@ -145,8 +166,11 @@ export class Transport {
     if (this.#closed) throw new RedfishError(RedfishErrorCode.Aborted, 'client is closed');
     const ms = req.timeoutMs ?? this.#timeoutMs;
     const deadline = deadlines.add(ms);
-    const own = deadline.controller.signal;
-    const signal = req.signal ? AbortSignal.any([own, req.signal]) : own;
+    // The caller's signal ends the call through the same emitter as the deadline.
+    const caller = req.signal;
+    const onCallerAbort = (): void => deadline.abort(caller?.reason);
+    if (caller?.aborted) onCallerAbort();
+    else caller?.addEventListener('abort', onCallerAbort, { once: true });
     try {
       const res = await this.#agent.request({
         origin: this.origin,
@@ -154,13 +178,14 @@ export class Transport {
         method: req.method,
         headers: req.headers,
         body: req.body,
-        signal,
+        signal: deadline,
       });
       const text = await res.body.text();
       return { status: res.statusCode, headers: res.headers, text };
     } catch (e) {
-      throw this.#mapError(e, req, ms, own.aborted);
+      throw this.#mapError(e, req, ms, deadline.expired);
     } finally {
+      caller?.removeEventListener('abort', onCallerAbort);
       deadlines.done(deadline);
     }
   }
