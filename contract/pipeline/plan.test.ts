@@ -158,4 +158,21 @@ describe('planRun', () => {
     expect(plan.cells.get(cellKey('bmc-baseline'))?.phase).toBe('InProgress');
     expect(plan.actions).toEqual([]);
   });
+
+  it('stamps again a cell recorded in progress whose child is gone, under the same name', () => {
+    const recorded = new Map<string, CellRecord>([
+      [cellKey('bmc-baseline'), { phase: 'InProgress', child: true }],
+    ]);
+    const world = {
+      servers: SERVERS,
+      children: new Map(),
+      bmcVersion: 'iLO 6 v1.50',
+      serverVersions: {},
+      held: new Set(SERVERS),
+    };
+    const plan = planRun(IEP_STAGES, recorded, world);
+    // A settings stage: stamped with the version hydrated from the hardware.
+    expect(plan.actions).toEqual([{ type: 'stamp', stage: 'bmc-baseline', version: 'iLO 6 v1.50' }]);
+    expect(plan.cells.get(cellKey('bmc-baseline'))).toMatchObject({ phase: 'InProgress', child: true });
+  });
 });

@@ -78,9 +78,15 @@ export interface PlanOptions {
   frozen?: boolean;
 }
 
-/** The phase of a cell: the child's own once it speaks about the current spec, else the record's. */
+/**
+ * The phase of a cell: the child's own once it speaks about the current spec, else the record's. A
+ * cell recorded in progress whose child is gone (an adopted edit deleted it, someone else did, or the
+ * cache has not seen a fresh stamp yet) is Pending again: it is stamped again under the same
+ * name, which the API refuses while a child of that name still exists, so nothing runs twice.
+ */
 export function cellPhase(record: CellRecord | undefined, child: ChildView | undefined): StagePhase {
-  if (!child) return record?.phase ?? 'Pending';
+  if (!child)
+    return record?.phase === 'InProgress' && record.child ? 'Pending' : (record?.phase ?? 'Pending');
   if (child.driftPolicy !== undefined) return record?.phase ?? 'Completed';
   if (!child.current) return 'InProgress';
   return child.phase;

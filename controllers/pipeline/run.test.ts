@@ -229,3 +229,42 @@ describe('decideRun: drift', () => {
     expect(w.maintenances.size).toBe(0);
   });
 });
+
+describe('decideRun: an edit of the stages', () => {
+  it("finishes the flash in flight, then deletes the changed stage's child and stamps a fresh one, never re-activating the old", () => {
+    const w = world();
+    w.childrenLinger = true;
+    w.settle();
+    w.admitAll();
+    w.settle();
+    expect([...w.children.keys()]).toEqual([child('bmc-fw')]);
+    // The BMC hop's target changes while its flash is in flight.
+    const edited = STAGES.map((st) =>
+      st.name === 'bmc-fw' ? { ...st, template: { ...st.template, version: '2.1.0' } } : st,
+    );
+    w.pipeline = { ...pipelineOf(edited), metadata: { ...pipelineOf(edited).metadata, generation: 2 } };
+    w.settle();
+    expect(w.run.status?.observedPipelineGeneration).toBe(1);
+    expect(w.children.get(child('bmc-fw'))!.metadata.deletionTimestamp).toBeUndefined();
+    // The flash finishes: the edit is adopted, the old child deleted and not patched back to life.
+    w.finish();
+    // The pass that records the flash as finished, then the one that adopts the edit.
+    let adopted = w.step();
+    for (let i = 0; i < 3 && adopted.status.observedPipelineGeneration !== 2; i++) adopted = w.step();
+    expect(adopted.status.observedPipelineGeneration).toBe(2);
+    expect(adopted.actions.filter((a) => a.kind === 'deleteChild').map((a) => a.name)).toEqual([
+      child('bmc-fw'),
+    ]);
+    expect(adopted.actions.filter((a) => a.kind === 'patchChild')).toEqual([]);
+    // While the old child terminates, its name is taken; once it is gone the fresh one is stamped.
+    w.settle();
+    w.finalizeChildren();
+    w.settle();
+    expect(w.children.get(child('bmc-fw'))!.spec.version).toBe('2.1.0');
+    runToEnd(w);
+    expect(w.run.status?.phase).toBe('Completed');
+    expect(w.run.status?.stages?.map((st) => st.phase)).toEqual(['Completed', 'Completed', 'Completed']);
+    expect(w.maintenances.size).toBe(0);
+    expect(w.created).toEqual(['fleet-bmc-1-s1', 'fleet-bmc-1-s2']);
+  });
+});

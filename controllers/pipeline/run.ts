@@ -70,7 +70,9 @@ export function decideRun(input: RunInput): RunDecision {
   const spec = pipeline?.spec;
   const driftPolicy = spec?.driftPolicy ?? 'Reconcile';
   const p = executedPlan(input, stopping);
-  const world = childWorld(input, p.stages, servers);
+  // Children the adopted edit deletes in this pass are gone for the plan: never re-activated.
+  const deleting = new Set(p.pre.flatMap((a) => (a.kind === 'deleteChild' ? [a.name] : [])));
+  const world = childWorld(input, p.stages, servers, deleting);
   // Drift first (Reconcile resets the dirty lanes; Observe only reports), then the holds that ended.
   const drift = applyDrift(p.stages, p.recorded, world, driftPolicy);
   const views = holdViews(run, servers, input.maintenances, input.servers);

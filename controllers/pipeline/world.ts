@@ -33,15 +33,18 @@ export function childWorld(
   input: RunInput,
   stages: readonly PipelineStage[],
   servers: readonly string[],
+  /** Children this very pass deletes (an adopted edit): already gone for the plan. */
+  deleting: ReadonlySet<string> = new Set(),
 ): RunWorld {
   const run = input.run.metadata.name ?? '';
   const children = new Map<string, ChildView>();
   for (const stage of stages) {
     const on = scopeOf(stage.kind) === 'BMC' ? [undefined] : servers;
     for (const server of on) {
-      const child = input.children.get(childName(run, stage.name, server));
+      const name = childName(run, stage.name, server);
+      const child = input.children.get(name);
       // A child going away (an adopted edit deleted it) speaks for a template no longer executed.
-      if (child && child.kind === stage.kind && !child.metadata.deletionTimestamp)
+      if (child && child.kind === stage.kind && !child.metadata.deletionTimestamp && !deleting.has(name))
         children.set(cellKey(stage.name, server), childView(child));
     }
   }

@@ -41,6 +41,8 @@ export class FakeRunWorld {
   admitted = true;
   /** Deleted maintenances stay (terminating) until finalize(). */
   lingering = false;
+  /** Deleted children stay (terminating, the firmware controller's finalizer) until finalizeChildren(). */
+  childrenLinger = false;
   now = new Date('2026-12-03T10:00:00Z');
   last?: RunDecision;
 
@@ -128,6 +130,7 @@ export class FakeRunWorld {
   #applyChild(a: Extract<RunAction, { kind: 'createChild' | 'patchChild' | 'deleteChild' }>): void {
     switch (a.kind) {
       case 'createChild':
+        // A name still taken (a terminating child) is refused, as the API refuses it with 409.
         if (!this.children.has(a.child.metadata.name ?? ''))
           this.children.set(a.child.metadata.name ?? '', {
             ...structuredClone(a.child),
@@ -144,9 +147,12 @@ export class FakeRunWorld {
         c.metadata.generation = (c.metadata.generation ?? 1) + 1;
         return;
       }
-      case 'deleteChild':
-        this.children.delete(a.name);
+      case 'deleteChild': {
+        const c = this.children.get(a.name);
+        if (c && this.childrenLinger) c.metadata.deletionTimestamp = this.now.toISOString();
+        else this.children.delete(a.name);
         return;
+      }
     }
   }
 
@@ -154,6 +160,11 @@ export class FakeRunWorld {
   finalize(): void {
     for (const [name, m] of this.maintenances)
       if (m.metadata.deletionTimestamp) this.maintenances.delete(name);
+  }
+
+  /** The firmware controller's finalizer lets go: terminating children disappear. */
+  finalizeChildren(): void {
+    for (const [name, c] of this.children) if (c.metadata.deletionTimestamp) this.children.delete(name);
   }
 
   /** The maintenance controller: every run maintenance to `state`. */

@@ -7,6 +7,8 @@
 // server ends its run Failed while the other server finishes; a pipeline deleted mid-run stops at
 // a safe point and leaves no run, maintenance or taint behind. A run whose tenant never approves
 // waits, touching nothing, until its maintenances' deadline, then proceeds on the deadline's approval.
+// A pipeline whose stages are edited mid-run finishes the flash in flight, then re-plans from the
+// first changed stage, inside the same maintenances.
 import type { MaintenancePipelineRun } from '../../../api/maintenance/v1alpha1/maintenancepipelinerun.js';
 import { SYSTEM_NAMESPACE } from '../../../contract/names.js';
 import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
@@ -18,7 +20,7 @@ import { STAGES } from './stages.js';
 let suite: PipelineSuite;
 
 beforeAll(async () => {
-  suite = await startPipelineSuite({ bmcs: 7, systems: () => 2 });
+  suite = await startPipelineSuite({ bmcs: 8, systems: () => 2 });
 }, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
@@ -183,6 +185,79 @@ describe('pipeline controller', () => {
       });
       expect(l.bmcLedger.bmcUpdatesStarted).toBe(l.bmcLedger.bmcFlashes);
     }
+  }, 300_000);
+
+  test('stages edited mid-run: the flash in flight finishes, then the run re-plans from the first changed stage, in the same maintenances', async () => {
+    const { names } = await suite.servers('edited', [7]);
+    const pipeline = 'edited-fleet';
+    await suite.pipelines.create({
+      metadata: { name: pipeline },
+      spec: { serverSelector: { matchLabels: { [CASE]: 'edited' } }, stages: STAGES },
+    });
+    await diagnosed(pipeline, () =>
+      waitFor(
+        'the BMC flash in flight',
+        async () =>
+          (await suite.runsOf(pipeline)).some((r) =>
+            r.status?.stages?.some((st) => st.name === 'bmc-fw' && st.phase === 'InProgress'),
+          ),
+        { timeoutMs: 120_000, intervalMs: 50 },
+      ),
+    );
+    // The first stage changes under the run: the BMC is to end on 6.1.0, not 6.0.0.
+    const edited = STAGES.map((st) =>
+      st.kind === 'BMCVersion'
+        ? {
+            ...st,
+            template: { ...st.template, version: '6.1.0', image: { URI: 'https://images.test/bmc/6.1.0' } },
+          }
+        : st,
+    );
+    const current = (await suite.pipelines.find(pipeline))!;
+    const updated = await suite.pipelines.replace({ ...current, spec: { ...current.spec, stages: edited } });
+    const held = new Map<string, Set<string>>();
+    let run: MaintenancePipelineRun | undefined;
+    await diagnosed(pipeline, () =>
+      waitFor(
+        'the run Completed on the edited stages',
+        async () => {
+          for (const m of await suite.maintenancesOf(pipeline)) {
+            const set = held.get(m.spec.serverRef.name) ?? new Set<string>();
+            set.add(m.metadata.uid ?? '');
+            held.set(m.spec.serverRef.name, set);
+          }
+          [run] = await suite.runsOf(pipeline);
+          if (run?.status?.phase === 'Failed') throw new Error(`run Failed: ${JSON.stringify(run.status)}`);
+          return (
+            run?.status?.phase === 'Completed' &&
+            run.status.observedPipelineGeneration === updated.metadata.generation
+          );
+        },
+        { timeoutMs: 240_000, intervalMs: 250 },
+      ),
+    );
+    const ledger = suite.fw.sim.ledger().filter((l) => l.bmc === 7);
+    expect(ledger).toHaveLength(2);
+    // The flash in flight at the edit was not interrupted, and the edited hop ran after it: two BMC
+    // flashes, each started one finished. The BIOS stages, unchanged, ran once each.
+    expect(ledger[0]!.bmcLedger).toMatchObject({ bmcUpdatesStarted: 2, bmcFlashes: 2 });
+    for (const l of ledger) {
+      expect({ system: l.system, bmcVersion: l.bmcVersion, biosVersion: l.biosVersion }).toEqual({
+        system: l.system,
+        bmcVersion: '6.1.0',
+        biosVersion: '2.1.0',
+      });
+      expect({ system: l.system, flashes: l.biosFlashes, writes: l.biosSettingsWrites }).toEqual({
+        system: l.system,
+        flashes: 1,
+        writes: 1,
+      });
+    }
+    // One maintenance per server through the edit.
+    expect([...held.keys()].sort()).toEqual([...names].sort());
+    for (const [server, uids] of held)
+      expect({ server, maintenances: uids.size }).toEqual({ server, maintenances: 1 });
+    await suite.released(pipeline, names);
   }, 300_000);
 
   test('a tenant that never approves: the run waits, touching nothing, until the deadline, then completes on the deadline approval', async () => {
