@@ -15,6 +15,7 @@ import {
   isNotFound,
   objectKey,
   splitKey,
+  withoutManagedFields,
   type Controller,
   type Informer,
   type Manager,
@@ -23,6 +24,7 @@ import {
 } from '../../lib/kube/index.js';
 import { PolicyStore, durationMs } from '../../lib/policy/index.js';
 import { resolveAccess } from '../shared/bmc-access.js';
+import { WriteOverlay } from '../shared/overlay.js';
 import { decide, onActionError } from './decide.js';
 import type { RedfishEdge } from './edge.js';
 import { errorView, internal, noAccess, sbcConflict } from './errors.js';
@@ -76,12 +78,6 @@ function jsonEqual(a: unknown, b: unknown): boolean {
   return ka.length === kb.length && ka.every((k) => jsonEqual(ra[k], rb[k]));
 }
 
-/** Newer of two resourceVersions when both are etcd revisions; undefined when unknown. */
-function newer(a: string | undefined, b: string | undefined): boolean | undefined {
-  if (!a || !b || !/^\d+$/.test(a) || !/^\d+$/.test(b)) return undefined;
-  return BigInt(a) > BigInt(b);
-}
-
 export class BootController {
   readonly controller: Controller;
   readonly metrics: BootMetrics;
@@ -100,7 +96,7 @@ export class BootController {
    * Our last write per key until the cache has caught up with it: a requeue that fires before
    * the watch event must not decide on the old status (and, say, reset a server twice).
    */
-  readonly #latest = new Map<string, { obj: ServerBoot; cacheRv: string | undefined }>();
+  readonly #latest = new WriteOverlay<ServerBoot>(withoutManagedFields);
 
   constructor(mgr: Manager, options: BootControllerOptions) {
     this.#mgr = mgr;
@@ -141,7 +137,7 @@ export class BootController {
     this.#boots.on({
       add: onBoot,
       update: (_, b) => onBoot(b),
-      delete: (b) => this.#latest.delete(objectKey(b.metadata)),
+      delete: (b) => this.#latest.forget(b.metadata),
     });
     const byServer = (s: Server) => this.#boots.byIndex('server', s.metadata.name ?? '').forEach(enqueue);
     this.#servers.on({ add: byServer, update: (_, s) => byServer(s), delete: byServer });
@@ -181,27 +177,6 @@ export class BootController {
     };
   }
 
-  #current(key: string): ServerBoot | undefined {
-    const cached = this.#boots.get(key);
-    const mine = this.#latest.get(key);
-    if (!mine) return cached;
-    if (!cached || cached.metadata.uid !== mine.obj.metadata.uid) {
-      this.#latest.delete(key);
-      return cached;
-    }
-    const ahead = newer(mine.obj.metadata.resourceVersion, cached.metadata.resourceVersion);
-    const caughtUp = ahead === undefined ? cached.metadata.resourceVersion !== mine.cacheRv : !ahead;
-    if (caughtUp) {
-      this.#latest.delete(key);
-      return cached;
-    }
-    return mine.obj;
-  }
-
-  #remember(key: string, obj: ServerBoot): void {
-    this.#latest.set(key, { obj, cacheRv: this.#boots.get(key)?.metadata.resourceVersion });
-  }
-
   #world(boot: ServerBoot): BootWorld {
     const ns = boot.metadata.namespace;
     const server = this.#servers.getByName(boot.spec.serverRef.name);
@@ -225,7 +200,7 @@ export class BootController {
   }
 
   async reconcile(key: string): Promise<ReconcileResult | void> {
-    const boot = this.#current(key);
+    const boot = this.#latest.fresh(this.#boots.get(key));
     if (!boot) return;
     const finalized = boot.metadata.finalizers?.includes(BOOT_FINALIZER) ?? false;
     if (boot.metadata.deletionTimestamp && !finalized) return;
@@ -306,7 +281,7 @@ export class BootController {
         decision.status,
       );
       if (!written) return;
-      this.#remember(key, written);
+      this.#latest.wrote(written);
       this.metrics.transition(boot, written, now);
     }
     const regarding = { ...boot, apiVersion: ServerBootKind.apiVersion, kind: ServerBootKind.kind };
@@ -332,7 +307,7 @@ export class BootController {
       },
       { initial: boot },
     );
-    if (updated) this.#remember(key, updated);
+    if (updated) this.#latest.wrote(updated);
     return { requeueAfterMs: 0 };
   }
 }

@@ -11,6 +11,7 @@ import {
   Core,
   isAlreadyExists,
   isNotFound,
+  withoutManagedFields,
   type Controller,
   type Informer,
   type Manager,
@@ -29,6 +30,7 @@ import type { PolicyStore } from '../../lib/policy/index.js';
 import { PIPELINE_RUN_LABEL } from '../../contract/names.js';
 import { durationMs } from '../../lib/policy/index.js';
 import { resolveAccess } from '../shared/bmc-access.js';
+import { WriteOverlay } from '../shared/overlay.js';
 import {
   ATTEMPT_ANNOTATION,
   ATTEMPT_LABEL,
@@ -78,6 +80,8 @@ export class FirmwareController implements KubeOps {
   readonly #mgr: Manager;
   readonly #o: FirmwareControllerOptions;
   readonly #objects = new Map<FirmwareKindName, Informer<FirmwareObject>>();
+  /** The task an object recorded decides what runs next: never decide from a cache a write behind. */
+  readonly #written = new Map<FirmwareKindName, WriteOverlay<FirmwareObject>>();
   readonly #clients = new Map<FirmwareKindName, ResourceClient<FirmwareObject>>();
   readonly #servers: Informer<Server>;
   readonly #maintenances: Informer<ServerMaintenance>;
@@ -93,12 +97,11 @@ export class FirmwareController implements KubeOps {
     this.#o = options;
     this.policy = options.policy;
     for (const [kind, rt] of Object.entries(KINDS) as [FirmwareKindName, ResourceType][]) {
-      this.#objects.set(
-        kind,
-        mgr.informer<FirmwareObject>(rt, {
-          indexers: { maintenance: (o) => this.#refs(kind, o).map((r) => `${r.namespace}/${r.name}`) },
-        }),
-      );
+      const inf = mgr.informer<FirmwareObject>(rt, {
+        indexers: { maintenance: (o) => this.#refs(kind, o).map((r) => `${r.namespace}/${r.name}`) },
+      });
+      this.#objects.set(kind, inf);
+      this.#written.set(kind, new WriteOverlay<FirmwareObject>(withoutManagedFields));
       this.#clients.set(kind, mgr.client.resource<FirmwareObject>(rt));
     }
     this.#servers = mgr.informer<Server>(ServerResource, {
@@ -131,7 +134,11 @@ export class FirmwareController implements KubeOps {
   #wire(): void {
     for (const [kind, inf] of this.#objects) {
       const enqueue = (o: FirmwareObject) => this.controller.enqueue(`${kind}/${o.metadata.name ?? ''}`);
-      inf.on({ add: enqueue, update: (_, o) => enqueue(o) });
+      inf.on({
+        add: enqueue,
+        update: (_, o) => enqueue(o),
+        delete: (o) => this.#written.get(kind)!.forget(o.metadata),
+      });
     }
     const byOwner = (m: ServerMaintenance) => {
       const owner = m.metadata.ownerReferences?.find((r) => r.kind in KINDS);
@@ -266,8 +273,7 @@ export class FirmwareController implements KubeOps {
 
   async reconcile(key: string): Promise<ReconcileResult | void> {
     const { kind, name } = splitFirmwareKey(key);
-    const inf = this.#objects.get(kind);
-    const obj = inf?.getByName(name);
+    const obj = this.#written.get(kind)?.fresh(this.#objects.get(kind)?.getByName(name));
     if (!obj) return;
     const world = await this.#world(kind, obj);
     const ctx = this.#context();
@@ -275,7 +281,8 @@ export class FirmwareController implements KubeOps {
     const decision = await step(kind, obj, world, ctx, this.#o.port, this);
     const client = this.#clients.get(kind)!;
     if (decision.status && JSON.stringify(decision.status) !== JSON.stringify(obj.status ?? {})) {
-      await this.#mgr.status.applyStatus(client, { name }, decision.status);
+      const written = await this.#mgr.status.applyStatus(client, { name }, decision.status);
+      this.#written.get(kind)!.wrote(written);
       this.metrics.transition(kind, before, decision.status.state);
     }
     const regarding = { ...obj, apiVersion: `${KINDS[kind].group}/${KINDS[kind].version}`, kind };

@@ -12,6 +12,7 @@ import type { StageKind } from '../../api/maintenance/v1alpha1/maintenancepipeli
 import {
   isAlreadyExists,
   isNotFound,
+  withoutManagedFields,
   type Controller,
   type Informer,
   type Manager,
@@ -27,6 +28,7 @@ import {
   ServerResource,
 } from '../../lib/kube/kinds.js';
 import { PIPELINE_LABEL, PIPELINE_RUN_FINALIZER, PIPELINE_RUN_LABEL } from '../../contract/names.js';
+import { WriteOverlay } from '../shared/overlay.js';
 import { applyOwned, removeFinalizers } from '../shared/writes.js';
 import { maintenanceName } from './holds.js';
 import {
@@ -57,6 +59,8 @@ export class PipelineController {
   readonly #o: PipelineControllerOptions;
   readonly #pipelines: Informer<MaintenancePipeline>;
   readonly #runs: Informer<MaintenancePipelineRun>;
+  /** A run's cells are its own record: never decide from a cache one status write behind. */
+  readonly #runWrites = new WriteOverlay<MaintenancePipelineRun>(withoutManagedFields);
   readonly #children = new Map<StageKind, Informer<Child>>();
   readonly #childClients = new Map<StageKind, ResourceClient<Child>>();
   readonly #maintenances: Informer<ServerMaintenance>;
@@ -115,7 +119,14 @@ export class PipelineController {
       delete: (p) => enqueue(p.metadata.name),
     });
     const byRun = (r: MaintenancePipelineRun) => enqueue(r.spec.pipelineRef.name);
-    this.#runs.on({ add: byRun, update: (_, r) => byRun(r), delete: byRun });
+    this.#runs.on({
+      add: byRun,
+      update: (_, r) => byRun(r),
+      delete: (r) => {
+        this.#runWrites.forget(r.metadata);
+        byRun(r);
+      },
+    });
     for (const inf of this.#children.values())
       inf.on({ add: byLabel, update: (_, c) => byLabel(c), delete: byLabel });
     this.#maintenances.on({ add: byLabel, update: (_, m) => byLabel(m), delete: byLabel });
@@ -159,7 +170,7 @@ export class PipelineController {
 
   async reconcile(name: string): Promise<ReconcileResult | void> {
     const pipeline = this.#pipelines.getByName(name);
-    const runs = this.#runs.byIndex('pipeline', name);
+    const runs = this.#runsOf(name);
     const plan = planRuns(pipeline, this.#servers.list(), runs);
     for (const a of plan.actions) await this.#pipelineAction(a);
     // The dry pass says which runs want work; maxConcurrent then decides which may have it.
@@ -185,17 +196,15 @@ export class PipelineController {
     }
     if (failure) throw failure;
     if (pipeline && !pipeline.metadata.deletionTimestamp) {
-      const status = pipelineStatus(
-        pipeline,
-        plan.selected,
-        plan.noBMC,
-        this.#runs.byIndex('pipeline', name),
-        this.#now(),
-      );
+      const status = pipelineStatus(pipeline, plan.selected, plan.noBMC, this.#runsOf(name), this.#now());
       if (JSON.stringify(status) !== JSON.stringify(pipeline.status ?? {}))
         await this.#mgr.status.applyStatus(this.#pipelineClient, { name }, status);
     }
     return requeue !== undefined ? { requeueAfterMs: requeue, reason: 'resync' } : undefined;
+  }
+
+  #runsOf(pipeline: string): MaintenancePipelineRun[] {
+    return this.#runs.byIndex('pipeline', pipeline).map((r) => this.#runWrites.fresh(r) ?? r);
   }
 
   async #pipelineAction(a: PipelineAction): Promise<void> {
@@ -218,7 +227,8 @@ export class PipelineController {
     for (const a of d.actions) await this.#act(run, a);
     const name = run.metadata.name ?? '';
     if (JSON.stringify(d.status) !== JSON.stringify(run.status ?? {})) {
-      await this.#mgr.status.applyStatus(this.#runClient, { name }, d.status);
+      const written = await this.#mgr.status.applyStatus(this.#runClient, { name }, d.status);
+      this.#runWrites.wrote(written);
       this.metrics.transition(run.status?.phase, d.status.phase);
     }
     const regarding = {
