@@ -1,9 +1,12 @@
 // The invariant checker of a contention run (budget-contention.ts): it judges the watch streams of the
 // budgets and the maintenances as they arrive (per budget domain at most K servers granted and K
 // maintenances InMaintenance, never two on one server), and after the run replays both streams merged
-// by resourceVersion (at no revision a maintenance InMaintenance without its grant). It also counts the
-// ledger entries and their fate (issue 31): written, used (its maintenance InMaintenance while it was on
-// the ledger), gone from the ledger, and left at the end. Pure: events in, violations, peaks and counts out.
+// by resourceVersion (at no revision a maintenance InMaintenance without its grant). The replay also
+// counts the ledger entries and their fate (issue 31): written, used (its maintenance InMaintenance while
+// it was on the ledger), gone from the ledger, and left at the end. Those counts need the merged order:
+// the two watch streams are independent, and the maintenance stream may deliver a start and its end
+// before the budget stream delivers the grant they ran under. Pure: events in, violations, peaks and
+// counts out.
 import type { LedgerEntry, ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 
@@ -75,7 +78,6 @@ export class InvariantChecker {
     });
     const grants = e.type === 'DELETED' ? [] : (e.object.status?.grants ?? []);
     this.ledgerSize.set(pool, grants.length);
-    this.#tally(pool, grants);
     const perDomain = new Map<string, Set<string>>();
     for (const g of grants) {
       const domain = pool === 'flat' ? 'flat' : `racks/${g.domain ?? ''}`;
@@ -97,7 +99,6 @@ export class InvariantChecker {
       object: m,
     });
     if (m.status?.state === 'Completed') this.completed.add(name);
-    this.#onRunning(m.metadata.uid ?? '', e.type !== 'DELETED' && m.status?.state === 'InMaintenance');
     if (e.type !== 'DELETED' && m.status?.state === 'InMaintenance')
       this.#inMaintenance.set(name, m.spec.serverRef.name);
     else this.#inMaintenance.delete(name);
@@ -111,7 +112,7 @@ export class InvariantChecker {
     this.#peak(domain, 'inMaintenance', inDomain, 'maintenances InMaintenance');
   }
 
-  /** The ledger entries seen so far, by fate (LedgerCounts). */
+  /** The ledger entries of the history replayed last (replay()), by fate (LedgerCounts). */
   ledgerCounts(): LedgerCounts {
     let left = 0;
     let usedLeft = 0;
@@ -157,19 +158,23 @@ export class InvariantChecker {
   replay(): void {
     const grants = new Map<Pool, LedgerEntry[]>();
     const inMaintenance = new Map<string, { uid: string; server: string }>();
+    this.#entries.clear();
+    this.#running.clear();
+    Object.assign(this.#counts, { written: 0, used: 0, released: 0 });
     for (const ev of [...this.events].sort((a, b) => a.rv - b.rv)) {
       if (ev.kind === 'budget') {
         const b = ev.object as ServerDisruptionBudget;
-        grants.set(
-          this.#budgets.get(b.metadata.name ?? '')!,
-          ev.type === 'DELETED' ? [] : (b.status?.grants ?? []),
-        );
+        const pool = this.#budgets.get(b.metadata.name ?? '')!;
+        const entries = ev.type === 'DELETED' ? [] : (b.status?.grants ?? []);
+        grants.set(pool, entries);
+        this.#tally(pool, entries);
       } else {
         const m = ev.object as ServerMaintenance;
         const name = m.metadata.name ?? '';
-        if (ev.type !== 'DELETED' && m.status?.state === 'InMaintenance')
-          inMaintenance.set(name, { uid: m.metadata.uid ?? '', server: m.spec.serverRef.name });
+        const running = ev.type !== 'DELETED' && m.status?.state === 'InMaintenance';
+        if (running) inMaintenance.set(name, { uid: m.metadata.uid ?? '', server: m.spec.serverRef.name });
         else inMaintenance.delete(name);
+        this.#onRunning(m.metadata.uid ?? '', running);
       }
       this.#judgeRevision(ev.rv, grants, inMaintenance);
     }
