@@ -122,6 +122,28 @@ const Usernames = (description: string) =>
 export const DrainTimeoutActions = ['Fail', 'Proceed'] as const;
 export type DrainTimeoutAction = (typeof DrainTimeoutActions)[number];
 
+export const McmMachines = Closed(
+  {
+    namespace: Type.String({
+      minLength: 1,
+      maxLength: 63,
+      description:
+        "The namespace of the cluster's Gardener MCM Machines (the shoot's namespace in the seed).",
+    }),
+    credentials: Type.Optional(
+      Closed(
+        {
+          secretName: Type.String({ minLength: 1, maxLength: 253 }),
+          secretKey: Type.String({ minLength: 1, maxLength: 253 }),
+        },
+        "Secret in the claims' namespace with a kubeconfig of the cluster holding the Machines (the seed); unset: the workload cluster's own.",
+      ),
+    ),
+  },
+  "Gardener: the claims' Nodes are found through MCM Machines (spec.providerID, status.node) and take part in GEP-31's in-place update labels.",
+);
+export type McmMachines = Static<typeof McmMachines>;
+
 export const WorkloadCluster = Closed(
   {
     namespace: Type.String({
@@ -135,6 +157,7 @@ export const WorkloadCluster = Closed(
       description: 'Secret in that namespace holding a kubeconfig of the workload cluster.',
     }),
     secretKey: Type.String({ minLength: 1, maxLength: 253, description: 'Data key of the kubeconfig.' }),
+    mcm: Type.Optional(McmMachines),
   },
   'Where the drain controller finds the credentials of one workload cluster (never logged).',
 );

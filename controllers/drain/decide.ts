@@ -32,6 +32,8 @@ export type WorkloadView =
       capiManaged: boolean;
       /** On CAPI-managed Nodes: the MachineDrainRule applying to each pod (by pod key), if any. */
       rules?: ReadonlyMap<string, PodRule>;
+      /** Found through a Gardener MCM Machine. */
+      gardener?: boolean;
     };
 
 /** A refused eviction remembered between passes (in memory; status keeps attempts and since). */

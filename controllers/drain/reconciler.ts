@@ -14,9 +14,9 @@ import { Core, objectKey, splitKey } from '../../lib/kube/resources.js';
 import type { PolicyStore } from '../../lib/policy/store.js';
 import { ServerClaimResource, ServerMaintenanceResource } from '../../lib/kube/kinds.js';
 import { DEFAULT_POLICY, type DrainPolicy, type WorkloadCluster } from '../../policies/schema.js';
-import type { KubeObject, OwnerReference } from '../../api/schema/meta.js';
+import type { OwnerReference } from '../../api/schema/meta.js';
 import type { DrainStatus } from '../../api/maintenance/v1alpha1/drain-status.js';
-import { claimProviderID, MaintenanceConditions, qualified } from '../../contract/names.js';
+import { MaintenanceConditions, qualified } from '../../contract/names.js';
 import { makeCondition } from '../../contract/conditions.js';
 import { applyOwned, applyStatusOf, withTypeMeta } from '../shared/writes.js';
 import {
@@ -29,11 +29,11 @@ import {
 } from './decide.js';
 import { podKey, staleNote, type StaleDisruption } from './pods.js';
 import { DrainMetrics } from './metrics.js';
-import { nextPass, sameCondition, sameDrain, unreachable, WARNING_PHASES } from './pass.js';
-import { cordon, evictPod, nodeByProviderID, podsOnNode, uncordon, WorkloadClusters } from './workload.js';
-import type { Node, Pdb } from './workload-types.js';
-import { infraMachineOf, needsNamespaceLabels, podRuleOf, type PodRule } from './capi.js';
-import { lookUpCapi, type CapiLookup } from './capi-source.js';
+import { nextPass, sameCondition, sameDrain, WARNING_PHASES } from './pass.js';
+import { cordon, evictPod, uncordon, WorkloadClusters } from './workload.js';
+import type { Pdb } from './workload-types.js';
+import { infraMachineOf } from './capi.js';
+import { capiView, mcmView, providerIDView, type ViewContext } from './views.js';
 
 export interface DrainControllerOptions {
   workers: number;
@@ -94,9 +94,17 @@ export class DrainReconciler {
     if (!target) return;
     const { claim, policy } = target;
     const now = Date.now();
+    const ctx: ViewContext = {
+      metal: this.#mgr.client,
+      clusters: this.#clusters,
+      ...(this.#nodes.has(key) ? { hint: this.#nodes.get(key)! } : {}),
+      remember: (node) => this.#nodes.set(key, node),
+    };
     const { client, view } = target.infra
-      ? await this.#capiView(claim, key, target.infra)
-      : await this.#providerIDView(claim, key, target.cluster!);
+      ? await capiView(ctx, claim, target.infra)
+      : target.cluster!.mcm
+        ? await mcmView(ctx, claim, target.cluster!)
+        : await providerIDView(ctx, claim, target.cluster!);
     const input: DrainInput = {
       claim,
       maintenances: this.#maintenancesOf(claim),
@@ -166,76 +174,6 @@ export class DrainReconciler {
     this.#nodes.delete(key);
     this.#held.delete(key);
     this.#stale.delete(key);
-  }
-
-  /** The Node whose providerID names the claim, in the cluster the policy names for its namespace. */
-  async #providerIDView(claim: ServerClaim, key: string, cluster: WorkloadCluster): Promise<Observed> {
-    let client: KubeClient;
-    try {
-      client = await this.#clusters.client(cluster);
-    } catch (e) {
-      return { view: unreachable(e as Error) };
-    }
-    return { client, view: await this.#view(client, claim, key) };
-  }
-
-  /** The Node of the claim's CAPI Machine (status.nodeRef), in its Cluster, with its MachineDrainRules. */
-  async #capiView(claim: ServerClaim, key: string, infra: OwnerReference): Promise<Observed> {
-    let client: KubeClient;
-    let found: Extract<CapiLookup, { kind: 'found' }>;
-    try {
-      const r = await lookUpCapi(this.#mgr.client, claim, infra);
-      if (r.kind === 'missing') return { view: { kind: 'no-node', message: r.message } };
-      found = r;
-      client = await this.#clusters.client(r.credentials);
-    } catch (e) {
-      return { view: unreachable(e as Error) };
-    }
-    const machine = `Machine ${found.machine.metadata.namespace}/${found.machine.metadata.name}`;
-    try {
-      const node = await client.resource<Node>(Core.Node).find(found.nodeName);
-      if (!node)
-        return {
-          view: { kind: 'no-node', message: `${machine}: its Node ${found.nodeName} does not exist` },
-        };
-      // Remembered like a providerID Node: after the maintenance, a pass still comes to uncordon it.
-      this.#nodes.set(key, found.nodeName);
-      const pods = await podsOnNode(client, found.nodeName);
-      const namespaceLabels = new Map<string, Record<string, string>>();
-      if (needsNamespaceLabels(found.rules))
-        for (const ns of (await client.resource<KubeObject>(Core.Namespace).listAll()).items)
-          namespaceLabels.set(ns.metadata.name ?? '', ns.metadata.labels ?? {});
-      const ctx = {
-        machineLabels: found.machine.metadata.labels ?? {},
-        clusterLabels: found.clusterLabels,
-        namespaceLabels,
-      };
-      const rules = new Map<string, PodRule>();
-      for (const pod of pods) {
-        const rule = podRuleOf(pod, found.rules, ctx);
-        if (rule) rules.set(podKey(pod), rule);
-      }
-      return {
-        client,
-        view: { kind: 'node', node, via: `${machine} status.nodeRef`, pods, capiManaged: true, rules },
-      };
-    } catch (e) {
-      return { view: unreachable(e as Error) };
-    }
-  }
-
-  async #view(client: KubeClient, claim: ServerClaim, key: string): Promise<WorkloadView> {
-    const providerID = claimProviderID(claim.metadata.namespace ?? '', claim.metadata.name ?? '');
-    try {
-      const node = await nodeByProviderID(client, providerID, this.#nodes.get(key));
-      if (!node)
-        return { kind: 'no-node', message: `no Node in the workload cluster has providerID ${providerID}` };
-      this.#nodes.set(key, node.metadata.name ?? '');
-      const pods = await podsOnNode(client, node.metadata.name ?? '');
-      return { kind: 'node', node, via: `providerID ${providerID}`, pods, capiManaged: false };
-    } catch (e) {
-      return unreachable(e as Error);
-    }
   }
 
   async #act(
@@ -387,11 +325,6 @@ export class DrainReconciler {
       }
     return false;
   }
-}
-
-interface Observed {
-  client?: KubeClient;
-  view: WorkloadView;
 }
 
 const isEmpty = (h: Held) => h.approvals === '[]' && h.deferrals === '[]';

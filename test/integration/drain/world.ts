@@ -30,6 +30,18 @@ export interface DrainWorld {
   workloadKubeconfig: string;
 }
 
+/** The suites' drain policy: the tenant's claims are consumed by the workload cluster's Nodes. */
+export function drainPolicy(tenant: string, cluster: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    leadTime: '0s',
+    timeout: '20s',
+    onTimeout: 'Fail',
+    emptyDirData: 'Block',
+    unmanagedPods: 'Block',
+    clusters: [{ namespace: tenant, secretName: 'workload-kubeconfig', secretKey: 'kubeconfig', ...cluster }],
+  };
+}
+
 /**
  * The workload cluster, the lifecycle binaries with the drain controller, and a fleet whose claim i is
  * consumed by node-i (node-2 cordoned by an admin before anything of ours ran).
@@ -56,16 +68,7 @@ export async function startDrainWorld(): Promise<DrainWorld> {
     },
     subjects: [{ kind: 'ServiceAccount', name: 'drain-controller', namespace: 'metal-maintenance-system' }],
   } as never);
-  await lc.setPolicy({
-    drain: {
-      leadTime: '0s',
-      timeout: '20s',
-      onTimeout: 'Fail',
-      emptyDirData: 'Block',
-      unmanagedPods: 'Block',
-      clusters: [{ namespace: f.tenant, secretName: 'workload-kubeconfig', secretKey: 'kubeconfig' }],
-    },
-  } as never);
+  await lc.setPolicy({ drain: drainPolicy(f.tenant) } as never);
   await wc.admin.resource(Core.Namespace).create({ metadata: { name: SHOP } });
   // Claim i is consumed by node-i; node-2 was cordoned by an admin before anything of ours ran.
   await wc.addNodes(
