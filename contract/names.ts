@@ -57,6 +57,12 @@ export const MaintenanceConditions = {
  */
 export const CORDONED_FOR_ANNOTATION = 'maintenance.metal.ironcore.dev/cordoned-for';
 
+/**
+ * On a Gardener Node: the claim (`namespace/name`) for whose maintenances the drain controller started
+ * a GEP-31 in-place update handshake. Only a Node carrying it has its update labels touched by us.
+ */
+export const IN_PLACE_UPDATE_FOR_ANNOTATION = 'maintenance.metal.ironcore.dev/in-place-update-for';
+
 /** The providerID cloud-provider-metal (and the MCM provider) give the Node of a claim. */
 export const claimProviderID = (namespace: string, name: string) => `metal://${namespace}/${name}`;
 

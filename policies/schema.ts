@@ -130,6 +130,12 @@ export const McmMachines = Closed(
       description:
         "The namespace of the cluster's Gardener MCM Machines (the shoot's namespace in the seed).",
     }),
+    inPlaceUpdate: Type.Optional(
+      Type.Boolean({
+        description:
+          "The worker pools update in place (GEP-31, orchestrationType Manual): instead of evicting, select the Node for update and let the shoot's MCM drain it.",
+      }),
+    ),
     credentials: Type.Optional(
       Closed(
         {

@@ -13,7 +13,8 @@ import { CORDONED_FOR_ANNOTATION, qualified } from '../../contract/names.js';
 import { parseTime, rfc3339 } from '../../contract/time.js';
 import { classifyPod, podKey, retryDelayMs, type StaleDisruption } from './pods.js';
 import type { PodRule } from './capi.js';
-import type { Node, Pod } from './workload-types.js';
+import type { Node, Pdb, Pod } from './workload-types.js';
+import { budgetBlockers, planHandshake, type Handshake } from './gep31.js';
 
 /** Announcement states in which the claim's Node must be (or stay) drained. */
 const DRAINING_STATES = new Set(['Announced', 'Deferred', 'Approved', 'InMaintenance']);
@@ -32,8 +33,11 @@ export type WorkloadView =
       capiManaged: boolean;
       /** On CAPI-managed Nodes: the MachineDrainRule applying to each pod (by pod key), if any. */
       rules?: ReadonlyMap<string, PodRule>;
-      /** Found through a Gardener MCM Machine. */
-      gardener?: boolean;
+      /**
+       * Found through a Gardener MCM Machine; with inPlaceUpdate its shoot's MCM drains it (GEP-31),
+       * and the budgets of its pods' namespaces are read to name what holds that drain up.
+       */
+      gardener?: { inPlaceUpdate: boolean; pdbs?: Pdb[] };
     };
 
 /** A refused eviction remembered between passes (in memory; status keeps attempts and since). */
@@ -70,6 +74,8 @@ export interface DrainPlan {
   left: string[];
   /** Who cordoned the Node, as it will be after this pass. */
   cordoned?: 'ByUs' | 'ByOthers';
+  /** Gardener in-place updates: the GEP-31 step instead of cordon and evictions of ours. */
+  handshake?: Handshake;
 }
 
 const claimKey = (c: ServerClaim) => qualified(c.metadata.namespace, c.metadata.name);
@@ -107,8 +113,18 @@ export function planDrain(input: DrainInput): DrainPlan {
   const { node } = view;
   const ours = node.metadata.annotations?.[CORDONED_FOR_ANNOTATION] === claimKey(claim);
   const unschedulable = node.spec?.unschedulable === true;
+  if (view.gardener?.inPlaceUpdate) {
+    const announced = active.length > 0 || waitUntil !== undefined;
+    plan.handshake = planHandshake(node, claimKey(claim), announced, active.length > 0);
+  }
   if (active.length === 0) {
     plan.uncordon = ours;
+    return plan;
+  }
+  if (plan.handshake) {
+    // The shoot's MCM cordons and evicts; we only count what is left (a cordon of ours is kept).
+    plan.left = view.pods.filter((p) => classifyPod(p, policy, false).kind !== 'skip').map(podKey);
+    if (ours) plan.cordoned = 'ByUs';
     return plan;
   }
   // Never take over a cordon somebody else set: it stays theirs, and stays after the maintenance.
@@ -185,6 +201,20 @@ function summary(node: string, left: number, blockers: readonly DrainBlocker[]):
   );
 }
 
+function inPlaceSummary(
+  node: string,
+  state: string,
+  left: number,
+  blockers: readonly DrainBlocker[],
+): string {
+  const head =
+    state === 'others'
+      ? `an in-place update not started by us is under way on Node ${node}; waiting for it to finish`
+      : `GEP-31: Node ${node} selected-for-update; waiting for the shoot's MCM to drain it and label it ready-for-update`;
+  const named = blockers.slice(0, 3).map((b) => `${b.pod}: ${b.message}`);
+  return `${head}: ${left} pod(s) left${named.length ? `; ${named.join('; ')}` : ''}`.slice(0, 1024);
+}
+
 /** The drain's start as recorded on any active maintenance (so drainTimeout survives restarts). */
 function startedAt(
   active: readonly Announcement[],
@@ -247,13 +277,21 @@ export function settle(
     phase = 'NodeNotFound';
     condition = { status: 'False', reason: 'NodeNotFound', message: view.message };
     requeueAfterMs = 30_000;
-  } else if (left.length === 0) {
+  } else if (plan.handshake ? plan.handshake.state === 'ready' : left.length === 0) {
     phase = 'Drained';
-    condition = { status: 'True', reason: 'Drained', message: `Node ${base.node} is cordoned and drained` };
+    const message = plan.handshake
+      ? `the shoot's MCM cordoned and drained Node ${base.node} (GEP-31 label ready-for-update)`
+      : `Node ${base.node} is cordoned and drained`;
+    condition = { status: 'True', reason: 'Drained', message };
   } else {
-    blockers = blockersOf({ ...plan, left }, refusals);
+    const leftPods = view.pods.filter((p) => left.includes(podKey(p)));
+    blockers = plan.handshake
+      ? budgetBlockers(leftPods, view.gardener?.pdbs ?? [], rfc3339(started))
+      : blockersOf({ ...plan, left }, refusals);
     const timedOut = now - started >= durationMs(policy.timeout);
-    const text = summary(base.node ?? '', left.length, blockers);
+    const text = plan.handshake
+      ? inPlaceSummary(base.node ?? '', plan.handshake.state, left.length, blockers)
+      : summary(base.node ?? '', left.length, blockers);
     if (timedOut && policy.onTimeout === 'Proceed') {
       phase = 'Proceeded';
       condition = {

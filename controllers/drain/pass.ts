@@ -28,8 +28,10 @@ export function nextPass(
   if (plan.active.length === 0) {
     // An unreachable cluster is asked again, in case we still have to uncordon.
     if (view === 'unreachable') return { requeueAfterMs: 10_000, reason: 'unreachable' };
-    return plan.waitUntil !== undefined
-      ? { requeueAfterMs: plan.waitUntil - now, reason: 'lead time' }
+    if (plan.waitUntil !== undefined) return { requeueAfterMs: plan.waitUntil - now, reason: 'lead time' };
+    // A GEP-31 handshake of ours still on the Node: MCM's last step is watched for by polling.
+    return plan.handshake?.pending
+      ? { requeueAfterMs: 2000, reason: 'in-place update finishing' }
       : undefined;
   }
   return s.requeueAfterMs !== undefined ? { requeueAfterMs: s.requeueAfterMs, reason: s.phase } : undefined;

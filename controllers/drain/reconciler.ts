@@ -30,7 +30,7 @@ import {
 import { podKey, staleNote, type StaleDisruption } from './pods.js';
 import { DrainMetrics } from './metrics.js';
 import { nextPass, sameCondition, sameDrain, WARNING_PHASES } from './pass.js';
-import { cordon, evictPod, uncordon, WorkloadClusters } from './workload.js';
+import { cordon, evictPod, markNode, uncordon, WorkloadClusters } from './workload.js';
 import type { Pdb } from './workload-types.js';
 import { infraMachineOf } from './capi.js';
 import { capiView, mcmView, providerIDView, type ViewContext } from './views.js';
@@ -128,8 +128,10 @@ export class DrainReconciler {
     for (const r of results.values()) this.#metrics.evictions.inc({ result: r.kind });
     await this.#writeMaintenances(s, input.maintenances);
     const seen = await this.#writeClaim(claim, key, s);
-    // Nothing to drain for and the Node is not unreachable: done once uncordoned (or never ours).
-    if (plan.active.length === 0 && view.kind !== 'unreachable') this.#nodes.delete(key);
+    // Nothing to drain for and the Node is not unreachable: done once uncordoned (or never ours) and
+    // no GEP-31 handshake of ours is left on it.
+    if (plan.active.length === 0 && view.kind !== 'unreachable' && !plan.handshake?.pending)
+      this.#nodes.delete(key);
     return nextPass(plan, s, view.kind, seen, now);
   }
 
@@ -192,6 +194,12 @@ export class DrainReconciler {
     if (plan.uncordon) {
       await uncordon(client, view.node);
       this.#mgr.logger.info({ claim: owner, node: nodeName }, 'uncordoned the Node we cordoned');
+    }
+    // GEP-31 marks at the version read; after an uncordon, on the next pass (the handshake is pending).
+    const marks = plan.handshake?.marks;
+    if (marks && !plan.uncordon) {
+      await markNode(client, view.node, marks);
+      this.#mgr.logger.info({ claim: owner, node: nodeName, labels: marks.labels }, 'GEP-31 handshake step');
     }
     const pdbCache = new Map<string, Promise<Pdb[]>>();
     const pdbs = (ns: string) => () => {

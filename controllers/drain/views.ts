@@ -11,7 +11,7 @@ import type { WorkloadView } from './decide.js';
 import { podKey } from './pods.js';
 import { unreachable } from './pass.js';
 import { nodeByProviderID, podsOnNode, type WorkloadClusters } from './workload.js';
-import type { Node } from './workload-types.js';
+import type { Node, Pdb } from './workload-types.js';
 import { needsNamespaceLabels, podRuleOf, type PodRule } from './capi.js';
 import { lookUpCapi, type CapiLookup } from './capi-source.js';
 import { findMcmMachine, MCM_GROUP, MCM_VERSION, type McmMachine } from './mcm.js';
@@ -106,9 +106,22 @@ export async function mcmView(
       };
     ctx.remember(found.nodeName);
     const pods = await podsOnNode(client, found.nodeName);
+    const inPlaceUpdate = mcm.inPlaceUpdate === true;
+    const pdbs: Pdb[] = [];
+    // MCM evicts, so its refusals are not ours to see: the budgets say what holds it up.
+    if (inPlaceUpdate)
+      for (const ns of new Set(pods.map((p) => p.metadata.namespace ?? '')))
+        pdbs.push(...(await client.resource<Pdb>(Core.PodDisruptionBudget).listAll({ namespace: ns })).items);
     return {
       client,
-      view: { kind: 'node', node, via: `${machine} status.node`, pods, capiManaged: false, gardener: true },
+      view: {
+        kind: 'node',
+        node,
+        via: `${machine} status.node`,
+        pods,
+        capiManaged: false,
+        gardener: { inPlaceUpdate, ...(inPlaceUpdate ? { pdbs } : {}) },
+      },
     };
   } catch (e) {
     return { client, view: unreachable(e as Error) };

@@ -13,6 +13,7 @@ import { CORDONED_FOR_ANNOTATION } from '../../contract/names.js';
 import type { EvictionResult } from './decide.js';
 import { coveringBudgets, staleDisruptions, staleNote, type StaleDisruption } from './pods.js';
 import type { Node, Pdb, Pod } from './workload-types.js';
+import type { NodeMarks } from './gep31.js';
 
 interface Secret {
   metadata: { name?: string; namespace?: string; resourceVersion?: string };
@@ -117,6 +118,13 @@ export async function uncordon(client: KubeClient, node: Node): Promise<Node> {
       annotations: { [CORDONED_FOR_ANNOTATION]: null },
     },
     spec: { unschedulable: false },
+  });
+}
+
+/** Merges GEP-31 labels and our annotation into the Node, at the version we read (null removes). */
+export async function markNode(client: KubeClient, node: Node, marks: NodeMarks): Promise<Node> {
+  return client.resource<Node>(Core.Node).patch(node.metadata.name ?? '', {
+    metadata: { resourceVersion: node.metadata.resourceVersion, ...marks },
   });
 }
 

@@ -3,6 +3,11 @@
 // (machine.sapcloud.io/v1alpha1, CRD written from the published API in fixtures/) whose
 // spec.providerID names the claim; its status.node is the Node, whatever that Node's own providerID
 // says. The Machines are read in the namespace the policy names, with exactly the documented role.
+// And the GEP-31 in-place update handshake (policy mcm.inPlaceUpdate) against a stand-in for the
+// shoot's MCM (e2e/peers/mcm-stand-in.ts): the drain controller selects the Node and waits, the
+// stand-in cordons and drains it through the Eviction API (the budget holds), labels it
+// ready-for-update, we approve; after the maintenance we report update-successful, the stand-in
+// uncordons and clears its labels, and our annotation goes.
 import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import type { KubeObject } from '../../../api/schema/meta.js';
@@ -12,7 +17,8 @@ import { waitFor } from '../../../e2e/harness/env.js';
 import { applyManifest } from '../../../e2e/harness/processes.js';
 import { podsOf } from '../../../e2e/harness/testing/workloads.js';
 import { McmMachineType } from '../../../controllers/drain/views.js';
-import { claimProviderID } from '../../../contract/names.js';
+import { McmStandIn, MCM_LABELS } from '../../../e2e/peers/mcm-stand-in.js';
+import { claimProviderID, IN_PLACE_UPDATE_FOR_ANNOTATION } from '../../../contract/names.js';
 import { Core } from '../../../lib/kube/resources.js';
 import {
   conditionOf,
@@ -123,4 +129,106 @@ it('finds a Gardener MCM Machine’s Node by spec.providerID and status.node, an
   await finish(lc, 'mcm-drain');
   await waitForGone(lc, 'mcm-drain');
   await waitFor(`${node} uncordoned`, async () => !(await nodesOf(wc).get(node)).spec?.unschedulable);
+}, 240_000);
+
+it('hands a Gardener Node to its MCM (GEP-31 labels), approves once MCM says ready-for-update', async () => {
+  const { wc } = w!;
+  await lc.setPolicy({
+    drain: drainPolicy(f.tenant, { mcm: { namespace: SHOOT_NS, inPlaceUpdate: true } }),
+  } as never);
+  const claim = f.claims[4]!;
+  const node = 'ip-worker';
+  await wc.addNodes([{ name: node }]);
+  await wc.admin.resource<KubeObject>(McmMachineType).create({
+    metadata: { name: 'prod-worker-z1-ip001', namespace: SHOOT_NS, labels: { node } },
+    spec: { providerID: claimProviderID(claim.namespace, claim.name) },
+  } as never);
+  const replicas = 3;
+  await workloadOn(wc, 'cart', node, replicas, {
+    maxUnavailable: 1,
+    selector: { matchLabels: { app: 'cart' } },
+  });
+  await wc.addNodes([{ name: 'ip-spare', labels: { 'fits-cart': 'yes' } }]);
+  const mcm = new McmStandIn(wc.admin);
+  // The budget holds throughout: never fewer than replicas - 1 cart pods running.
+  let minRunning = replicas;
+  const sampler = setInterval(() => {
+    void podsOf(wc.admin, SHOP, 'app=cart').then((pods) => {
+      const running = pods.filter((p) => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp);
+      minRunning = Math.min(minRunning, running.length);
+    });
+  }, 50);
+  try {
+    await lc.maintenance('in-place', f.servers[4]!);
+    // Without MCM nothing moves: selected, deferred, waiting; no pod of ours evicted, no cordon of ours.
+    const waiting = await waitForMaintenance(
+      lc,
+      'in-place',
+      'waiting for MCM',
+      (x) => x.status?.drain?.phase === 'Draining',
+      { timeoutMs: 30_000 },
+    );
+    expect(conditionOf(waiting, 'Drained')?.message).toContain(
+      `GEP-31: Node ${node} selected-for-update; waiting for the shoot's MCM`,
+    );
+    const selected = await nodesOf(wc).get(node);
+    expect(selected.metadata.labels).toMatchObject({
+      [MCM_LABELS.candidate]: 'true',
+      [MCM_LABELS.selected]: 'true',
+    });
+    expect(selected.metadata.annotations?.[IN_PLACE_UPDATE_FOR_ANNOTATION]).toBe(
+      `${claim.namespace}/${claim.name}`,
+    );
+    await new Promise((r) => setTimeout(r, 5000));
+    expect((await nodesOf(wc).get(node)).spec?.unschedulable).toBeFalsy();
+    const still = (await podsOf(wc.admin, SHOP, 'app=cart')).filter((p) => p.spec?.nodeName === node);
+    expect(still).toHaveLength(replicas);
+    expect((await lc.maintenances.get('in-place', lc.ns)).status?.state).not.toBe('InMaintenance');
+    const c = await lc.claims.get(claim.name, claim.namespace);
+    expect(c.spec.maintenance?.deferrals?.some((d) => d.requestedBy === DRAIN_SA)).toBe(true);
+
+    await mcm.start();
+    const drained = await waitForMaintenance(
+      lc,
+      'in-place',
+      'drained by MCM',
+      (x) => x.status?.drain?.phase === 'Drained',
+      { timeoutMs: 90_000 },
+    );
+    expect(conditionOf(drained, 'Drained')?.message).toContain('ready-for-update');
+    const running = await waitForMaintenance(
+      lc,
+      'in-place',
+      'InMaintenance',
+      (x) => x.status?.state === 'InMaintenance',
+    );
+    expect(running.status?.approval).toMatchObject({ source: 'Owner', approvedBy: DRAIN_SA });
+    // MCM evicted each pod once; the drain controller evicted none of them.
+    expect(mcm.counts.evicted.size).toBe(replicas);
+    expect([...mcm.counts.evicted.values()].every((n) => n === 1)).toBe(true);
+    expect((await nodesOf(wc).get(node)).spec?.unschedulable).toBe(true);
+
+    await finish(lc, 'in-place');
+    await waitForGone(lc, 'in-place');
+    await waitFor(
+      'MCM finished the update and our marks are gone',
+      async () => {
+        const n = await nodesOf(wc).get(node);
+        const left = Object.keys(n.metadata.labels ?? {}).filter((l) =>
+          l.startsWith('node.machine.sapcloud.io/'),
+        );
+        return (
+          left.length === 0 &&
+          !n.spec?.unschedulable &&
+          n.metadata.annotations?.[IN_PLACE_UPDATE_FOR_ANNOTATION] === undefined
+        );
+      },
+      { timeoutMs: 60_000 },
+    );
+    expect(mcm.counts.finished).toBeGreaterThanOrEqual(1);
+  } finally {
+    clearInterval(sampler);
+    await mcm.stop();
+  }
+  expect(minRunning).toBeGreaterThanOrEqual(replicas - 1);
 }, 240_000);
