@@ -43,24 +43,22 @@ export function drainPolicy(tenant: string, cluster: Record<string, unknown> = {
 }
 
 /**
- * The workload cluster, the lifecycle binaries with the drain controller, and a fleet whose claim i is
- * consumed by node-i (node-2 cordoned by an admin before anything of ours ran).
+ * Wires the drain controller to the workload cluster the way an operator does: exactly the documented
+ * Role, its kubeconfig in a Secret the policy names for `tenant`, read through a RoleBinding there.
+ * Returns that kubeconfig.
  */
-export async function startDrainWorld(): Promise<DrainWorld> {
-  const wc = await startWorkloadCluster();
-  const lc = await startLifecycle({ actorHoldMs: 1000, extra: ['drain-controller'] });
-  const f = await lc.fleet('drain', { servers: 5, claims: 'consumer' });
+export async function connectDrain(wc: WorkloadCluster, lc: Lifecycle, tenant: string): Promise<string> {
   // The workload cluster's side: exactly the documented Role, and its kubeconfig in a Secret the
   // policy names; the drain controller may read that Secret through a RoleBinding in the tenant.
   await applyManifest(wc.admin, `${REPO_ROOT}/manifests/drain-controller/workload/rbac.yaml`);
   const { kubeconfig } = await tokenKubeconfig(wc.admin, 'kube-system', 'metal-drain');
   const workloadKubeconfig = readFileSync(kubeconfig, 'utf8');
   await lc.admin.resource(Core.Secret).create({
-    metadata: { name: 'workload-kubeconfig', namespace: f.tenant },
+    metadata: { name: 'workload-kubeconfig', namespace: tenant },
     data: { kubeconfig: Buffer.from(workloadKubeconfig).toString('base64') },
   } as never);
   await lc.admin.resource(Core.RoleBinding).create({
-    metadata: { name: 'drain-credentials', namespace: f.tenant },
+    metadata: { name: 'drain-credentials', namespace: tenant },
     roleRef: {
       apiGroup: 'rbac.authorization.k8s.io',
       kind: 'ClusterRole',
@@ -68,7 +66,19 @@ export async function startDrainWorld(): Promise<DrainWorld> {
     },
     subjects: [{ kind: 'ServiceAccount', name: 'drain-controller', namespace: 'metal-maintenance-system' }],
   } as never);
-  await lc.setPolicy({ drain: drainPolicy(f.tenant) } as never);
+  await lc.setPolicy({ drain: drainPolicy(tenant) } as never);
+  return workloadKubeconfig;
+}
+
+/**
+ * The workload cluster, the lifecycle binaries with the drain controller, and a fleet whose claim i is
+ * consumed by node-i (node-2 cordoned by an admin before anything of ours ran).
+ */
+export async function startDrainWorld(): Promise<DrainWorld> {
+  const wc = await startWorkloadCluster();
+  const lc = await startLifecycle({ actorHoldMs: 1000, extra: ['drain-controller'] });
+  const f = await lc.fleet('drain', { servers: 5, claims: 'consumer' });
+  const workloadKubeconfig = await connectDrain(wc, lc, f.tenant);
   await wc.admin.resource(Core.Namespace).create({ metadata: { name: SHOP } });
   // Claim i is consumed by node-i; node-2 was cordoned by an admin before anything of ours ran.
   await wc.addNodes(
