@@ -27,4 +27,3 @@ export interface ActContext {
   /** kubectl metal, in-process, as the identity of `kubeconfig`; its output is logged. */
   kubectlMetal(kubeconfig: string, args: string[]): Promise<void>;
 }
-
