@@ -14,15 +14,19 @@ import { main as kubectlMetal } from '../../cli/main.js';
 import { kubeconfigForBinary } from '../harness/processes.js';
 import { FleetSimulator } from '../sim/fleet/simulator.js';
 import type { FleetPlan } from '../sim/fleet/fleet.js';
-import { LIFECYCLE_CONTROLLERS, Stack, applyPolicy } from './stack.js';
+import { FIRMWARE_CONTROLLERS, LIFECYCLE_CONTROLLERS, Stack, applyPolicy } from './stack.js';
+import { OPS_NAMESPACE } from './objects.js';
+import { startHardware, type Hardware } from './hardware.js';
 import { FleetWatch } from './watch.js';
 import { LiveArea, clock } from './screen.js';
-import { DEMO_POLICY, type DemoOptions, type DemoResult } from './config.js';
+import { ACTS, DEMO_POLICY, type DemoOptions, type DemoResult } from './config.js';
 import { Aborted, type ActContext } from './acts/context.js';
 import { fleetComesUp } from './acts/fleet-up.js';
 import { cordon, uncordon } from './acts/cordon.js';
 import { announce } from './acts/announce.js';
 import { rollout } from './acts/rollout.js';
+import { firmwareAct } from './acts/firmware.js';
+import { pipelineAct } from './acts/pipeline.js';
 import {
   liveFrame,
   logTails,
@@ -47,6 +51,7 @@ export class Demo {
   #plan: FleetPlan | undefined;
   #timer: NodeJS.Timeout | undefined;
   #prom: PrometheusHandle | undefined;
+  #hw: Hardware | undefined;
   /** The summary's figures, queried from Prometheus once the acts are over. */
   #figures: string[] = [];
 
@@ -66,13 +71,22 @@ export class Demo {
   }
 
   async #until<T>(what: string, probe: () => T | undefined | false, timeoutMs: number): Promise<T> {
+    return this.#poll(what, () => Promise.resolve(probe()), timeoutMs, 200);
+  }
+
+  async #poll<T>(
+    what: string,
+    probe: () => Promise<T | undefined | false>,
+    timeoutMs: number,
+    intervalMs = 500,
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (this.#o.signal.aborted) throw new Aborted('interrupted');
-      const v = probe();
+      const v = await probe();
       if (v !== undefined && v !== false) return v;
       if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, intervalMs));
     }
   }
 
@@ -85,7 +99,7 @@ export class Demo {
   #beginAct(n: number, title: string): void {
     this.#s.act = n;
     this.#s.title = title;
-    this.#log(this.#p.bold(`── act ${n}/5: ${title}`));
+    this.#log(this.#p.bold(`── act ${n}/${ACTS}: ${title}`));
   }
 
   /** kubectl metal, in-process, as the given identity. */
@@ -149,6 +163,28 @@ export class Demo {
       this.#log(this.#p.yellow(`acts 3 and 4 need ${LIFECYCLE_CONTROLLERS.join(', ')} controllers; skipped`));
     }
     if (acts.has(5)) await uncordon(c, plan, cordoned, 5);
+    await this.#firmwareActs(c, plan);
+  }
+
+  /** Acts 6 and 7: they need the lifecycle controllers and the firmware (and pipeline) controller. */
+  async #firmwareActs(c: ActContext, plan: FleetPlan): Promise<void> {
+    const acts = this.#o.acts;
+    const stack = this.#stack!;
+    for (const [act, needs] of [
+      [6, ['firmware']],
+      [7, ['firmware', 'pipeline']],
+    ] as const) {
+      if (!acts.has(act)) continue;
+      const missing = [...stack.missing, ...needs.filter((n) => !stack.has(n) && !stack.missing.includes(n))];
+      if (missing.length) {
+        this.#s.problems.push(
+          `act ${act} skipped: missing ${missing.map((m) => `${m}-controller`).join(', ')}`,
+        );
+        continue;
+      }
+      if (act === 6) await firmwareAct(c, plan);
+      else await pipelineAct(c, this.#o.racks);
+    }
   }
 
   /** What the acts see of the demo. */
@@ -160,10 +196,12 @@ export class Demo {
       admin: this.#admin!,
       watch: this.#watch!,
       stack: this.#stack!,
+      hardware: this.#hw,
       log: (l) => this.#log(l),
       say: (cmd) => this.#say(cmd),
       until: (what, probe, ms) => this.#until(what, probe, ms),
       pause: (ms) => this.#pause(ms),
+      poll: (what, probe, ms) => this.#poll(what, probe, ms),
       beginAct: (n, t) => this.#beginAct(n, t),
       kubectlMetal: (k, a) => this.#kubectlMetal(k, a),
     };
@@ -194,11 +232,21 @@ export class Demo {
     this.#log(
       `logs: one file per binary in ${this.#o.logDir}; the control plane's in ${this.#o.controlPlaneDir}`,
     );
+    // Acts 6 and 7 flash simulated BMCs: the simulator first, its CA pinned by the firmware controller.
+    const firmwareActs = this.#o.acts.has(6) || this.#o.acts.has(7);
+    if (firmwareActs) this.#hw = await startHardware(this.#o.controlPlaneDir, this.#o.servers);
     this.#stack = await Stack.start({
       admin,
       logLevel: 'info',
       webhookReplicas: this.#o.webhookReplicas,
-      controllers: LIFECYCLE_CONTROLLERS,
+      controllers: firmwareActs ? [...LIFECYCLE_CONTROLLERS, ...FIRMWARE_CONTROLLERS] : LIFECYCLE_CONTROLLERS,
+      ...(this.#hw
+        ? {
+            controllerArgs: {
+              firmware: [`--bmc-ca-file=${this.#hw.caFile}`, '--redfish-timeout=2', '--poll-interval=0.3'],
+            },
+          }
+        : {}),
       say: (m) => this.#log(m),
       // The demo's kubeconfig lives in its control plane's directory (scripts/control-plane.sh).
       controlPlaneDir: this.#o.controlPlaneDir,
@@ -215,7 +263,8 @@ export class Demo {
     this.#sim = new FleetSimulator({
       client: await KubeClient.fromFile(kubeconfig),
       timings: { discoveryMs: 1500, powerMs: 400 },
-      actor: { holdMs: 5000 },
+      // Only the ops maintenances: the firmware and pipeline controllers end their own.
+      actor: { holdMs: 5000, namespace: OPS_NAMESPACE },
     });
     this.#watch = new FleetWatch(admin, { full: true, trace: true });
     await Promise.all([this.#sim.start(), this.#watch.start()]);
@@ -262,6 +311,7 @@ export class Demo {
     await this.#watch?.stop().catch(() => undefined);
     await this.#prom?.stop();
     await this.#stack?.stop();
+    await this.#hw?.sim.close().catch(() => undefined);
     await this.#admin?.close();
   }
 }

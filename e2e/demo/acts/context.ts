@@ -6,6 +6,7 @@ import type { FleetWatch } from '../watch.js';
 import type { DemoOptions } from '../config.js';
 import type { DemoProgress } from '../report.js';
 import type { Stack } from '../stack.js';
+import type { Hardware } from '../hardware.js';
 
 /** Ctrl-C (the demo's signal) while an act waits. */
 export class Aborted extends Error {}
@@ -17,6 +18,8 @@ export interface ActContext {
   readonly admin: KubeClient;
   readonly watch: FleetWatch;
   readonly stack: Stack;
+  /** The simulated BMCs (acts 6 and 7 only). */
+  readonly hardware: Hardware | undefined;
   log(line: string): void;
   /** A command an actor runs, shown as such. */
   say(command: string): void;
@@ -26,4 +29,6 @@ export interface ActContext {
   beginAct(n: number, title: string): void;
   /** kubectl metal, in-process, as the identity of `kubeconfig`; its output is logged. */
   kubectlMetal(kubeconfig: string, args: string[]): Promise<void>;
+  /** As until, for a probe that reads the API (every 500 ms). */
+  poll<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs: number): Promise<T>;
 }
