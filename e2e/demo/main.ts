@@ -27,7 +27,7 @@ const program = new Command('scripts/demo.sh')
   .option('--racks <n>', 'racks the servers are spread over (at least 1)', count(1), 5)
   .option('--tenants <n>', 'tenant namespaces (at least 1)', count(1), 4)
   .option('--webhook-replicas <n>', 'webhook replicas (0: none)', count(0), 2)
-  .option('--acts <list>', 'acts to play, e.g. 1,2,5 (default: all); 3 and 5 need 2', '1,2,3,4,5,6')
+  .option('--acts <list>', 'acts to play, e.g. 1,2,5 (default: all); 3 and 5 need 2', '1,2,3,4,5,6,7')
   .option('--keep', 'keep the system running after the acts, until Ctrl-C, to explore it', false)
   // Every usage error exits 2 (commander's own, such as --servers abc, would exit 1); --help exits 0.
   .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));

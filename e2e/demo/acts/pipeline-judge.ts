@@ -2,7 +2,11 @@
 // and what the act concludes from the runs and the simulator's ledger (summary rows, problems).
 import type { MaintenancePipelineRun } from '../../../api/maintenance/v1alpha1/maintenancepipelinerun.js';
 
-/** Five stages: the BMC's firmware and settings, then per server a BIOS hop, settings, a second hop. */
+/**
+ * Five stages: the BMC's firmware and settings, then per server two BIOS hops and the BIOS settings.
+ * Settings stages name the version they are for: the demo's BMC objects carry no status (no
+ * metal-operator writes it), so the pipeline could not hydrate one and would wait.
+ */
 export const PIPELINE_STAGES = [
   {
     name: 'bmc-fw',
@@ -17,6 +21,7 @@ export const PIPELINE_STAGES = [
     name: 'bmc-ntp',
     kind: 'BMCSettings' as const,
     template: {
+      version: '6.0.0',
       serverMaintenancePolicy: 'Enforced' as const,
       settingsFlow: [{ name: 'ntp', priority: 10, settings: { 'NTP.1.Server': 'ntp.demo.internal' } }],
     },
@@ -31,20 +36,21 @@ export const PIPELINE_STAGES = [
     },
   },
   {
-    name: 'bios-tune',
-    kind: 'BIOSSettings' as const,
-    template: {
-      serverMaintenancePolicy: 'Enforced' as const,
-      settingsFlow: [{ name: 'virt', priority: 10, settings: { SriovGlobalEnable: 'Enabled' } }],
-    },
-  },
-  {
     name: 'bios-fw-2',
     kind: 'BIOSVersion' as const,
     template: {
       version: '2.2.0',
       serverMaintenancePolicy: 'Enforced' as const,
       image: { URI: 'https://images.demo/bios/2.2.0' },
+    },
+  },
+  {
+    name: 'bios-tune',
+    kind: 'BIOSSettings' as const,
+    template: {
+      version: '2.2.0',
+      serverMaintenancePolicy: 'Enforced' as const,
+      settingsFlow: [{ name: 'virt', priority: 10, settings: { SriovGlobalEnable: 'Enabled' } }],
     },
   },
 ];

@@ -1,7 +1,7 @@
 // Act 7: a MaintenancePipeline over new hardware (issue 26). Three racks of multi-node chassis, 30
 // servers on 12 BMCs (six BMCs shared by three servers), arrive unclaimed and are brought to a
 // baseline in five stages: the BMC's firmware and settings, a BIOS hop, BIOS settings and a second
-// hop. One run per BMC, four at a time, each holding its servers in one maintenance for all stages.
+// hop. One run per BMC, six at a time, each holding its servers in one maintenance for all stages.
 // The simulator fails one server's BIOS flash mid-run: that lane stops, the run's other servers
 // finish. After completion a factory reset on one server: the run reports DriftDetected and repairs
 // it in place.
@@ -24,13 +24,22 @@ import {
 
 const PIPELINE = 'chassis-baseline';
 const FLEET = 'chassis';
+/** Runs at once, and a budget that fits them (a run holds all its servers at once: three at most). */
+const MAX_RUNS = 6;
+const CHASSIS_BUDGET = MAX_RUNS * 3;
 
 export async function pipelineAct(c: ActContext, fleetRacks: number): Promise<void> {
   c.beginAct(7, 'a five-stage pipeline over new chassis, a failed flash, a factory reset');
   const hw = c.hardware!;
   const total = CHASSIS_LAYOUT.reduce((a, b) => a + b, 0);
   // New racks after the fleet's, unclaimed, under their own budget (three chassis' worth at once).
-  const plan = planFleet({ name: FLEET, servers: total, racks: CHASSIS_RACKS, tenants: 0, fleetBudget: 12 });
+  const plan = planFleet({
+    name: FLEET,
+    servers: total,
+    racks: CHASSIS_RACKS,
+    tenants: 0,
+    fleetBudget: CHASSIS_BUDGET,
+  });
   plan.servers.forEach((s, i) => {
     const rack = Math.floor(i / (total / CHASSIS_RACKS));
     s.metadata.name = `r${fleetRacks + rack + 1}-${String((i % (total / CHASSIS_RACKS)) + 1).padStart(2, '0')}`;
@@ -49,10 +58,10 @@ export async function pipelineAct(c: ActContext, fleetRacks: number): Promise<vo
     k += n;
   }
   c.log(
-    `${total} new servers in ${CHASSIS_RACKS} racks on ${CHASSIS_LAYOUT.length} BMCs (${CHASSIS_LAYOUT.filter((n) => n === 3).length} shared by three servers), budget: 12 at once`,
+    `${total} new servers in ${CHASSIS_RACKS} racks on ${CHASSIS_LAYOUT.length} BMCs (${CHASSIS_LAYOUT.filter((n) => n === 3).length} shared by three servers), budget: ${CHASSIS_BUDGET} at once`,
   );
   c.say(
-    `kubectl apply -f pipeline.yaml   # ${PIPELINE}: ${PIPELINE_STAGES.map((s) => `${s.name} (${s.kind})`).join(' → ')}, maxConcurrent 4`,
+    `kubectl apply -f pipeline.yaml   # ${PIPELINE}: ${PIPELINE_STAGES.map((s) => `${s.name} (${s.kind})`).join(' → ')}, maxConcurrent ${MAX_RUNS}`,
   );
   await c.admin.resource<MaintenancePipeline>(MaintenancePipelineResource).create({
     metadata: { name: PIPELINE },
@@ -74,19 +83,28 @@ export async function pipelineAct(c: ActContext, fleetRacks: number): Promise<vo
   const failBmc = hw.chassisBase;
   const failRun = () => runs.find((r) => r.spec.bmcRef.name === bmcName(failBmc));
   let armed = false;
-  await c.poll(
-    'every run done',
-    async () => {
-      await read();
-      if (!armed && failRun()?.status?.stages?.find((s) => s.name === 'bmc-fw')?.phase === 'Completed') {
-        armed = true;
-        hw.sim.bmc(failBmc).faults.add({ kind: 'taskFail', times: 1 });
-        c.log(`simulator: the next BIOS flash behind ${bmcName(failBmc)} will fail`);
-      }
-      return runs.length === CHASSIS_LAYOUT.length && runs.every(finished);
-    },
-    240_000,
-  );
+  await c
+    .poll(
+      'every run done',
+      async () => {
+        await read();
+        if (!armed && failRun()?.status?.stages?.find((s) => s.name === 'bmc-fw')?.phase === 'Completed') {
+          armed = true;
+          hw.sim.bmc(failBmc).faults.add({ kind: 'taskFail', times: 1 });
+          c.log(`simulator: the next BIOS flash behind ${bmcName(failBmc)} will fail`);
+        }
+        return runs.length === CHASSIS_LAYOUT.length && runs.every(finished);
+      },
+      240_000,
+    )
+    .catch((e: unknown) => {
+      // Where each unfinished run stands, in the log before the act stops.
+      for (const r of runs.filter((x) => !finished(x)))
+        c.log(
+          `${r.metadata.name}: ${(r.status?.stages ?? []).map((st) => `${st.name} ${st.phase}`).join(', ')}`,
+        );
+      throw e;
+    });
   for (const l of failedLanes(failRun() ?? runs[0]!))
     c.log(
       c.p.red(
