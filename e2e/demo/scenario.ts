@@ -220,6 +220,7 @@ export class Demo {
       '  kubectl get serverdisruptionbudgets',
       '  kubectl get servermaintenances -A',
       '  kubectl metal status',
+      ...(this.#o.acts.has(7) ? ['  kubectl metal pipeline status chassis-baseline'] : []),
       `Logs: ${this.#o.logDir}/<binary>.log; control plane: ${this.#o.controlPlaneDir}/kube-apiserver.log, etcd.log`,
     ];
   }
