@@ -8,6 +8,8 @@
 import type { MaintenancePipeline } from '../../../api/maintenance/v1alpha1/maintenancepipeline.js';
 import type { MaintenancePipelineRun } from '../../../api/maintenance/v1alpha1/maintenancepipelinerun.js';
 import { PIPELINE_LABEL } from '../../../contract/names.js';
+import { Core } from '../../../lib/kube/resources.js';
+import type { KubeObject } from '../../../api/schema/meta.js';
 import { MaintenancePipelineResource, MaintenancePipelineRunResource } from '../../../lib/kube/kinds.js';
 import { RACK_LABEL } from '../../sim/fleet/decisions.js';
 import { FLEET_LABEL, planFleet, rackName, seedFleet } from '../../sim/fleet/fleet.js';
@@ -23,6 +25,9 @@ import {
 } from './pipeline-judge.js';
 
 const PIPELINE = 'chassis-baseline';
+
+/** An events.k8s.io Event, as far as the act reads it. */
+type KubeEvent = KubeObject & { reason?: string; note?: string; regarding?: { name?: string } };
 const FLEET = 'chassis';
 /** Runs at once, and a budget that fits them (a run holds all its servers at once: three at most). */
 const MAX_RUNS = 6;
@@ -122,18 +127,26 @@ export async function pipelineAct(c: ActContext, fleetRacks: number): Promise<vo
   c.say(`(in the lab) factory reset of ${victim}'s BIOS settings: SriovGlobalEnable back to Disabled`);
   host.bios.current.SriovGlobalEnable = 'Disabled';
   const runOf = () => runs.find((r) => r.metadata.name === victimRun.metadata.name);
+  // The condition, or the run's DriftDetected Event if a fast repair cleared it between two reads.
+  const events = c.admin.resource<KubeEvent>(Core.Event);
+  const driftEvent = async () =>
+    (await events.list({ namespace: 'default' })).items.find(
+      (e) => e.reason === 'DriftDetected' && e.regarding?.name === victimRun.metadata.name,
+    );
   const seen = await c
     .poll(
       'DriftDetected',
       async () => {
         await read();
-        return condition(runOf(), 'DriftDetected')?.status === 'True' && condition(runOf(), 'DriftDetected')!;
+        const d = condition(runOf(), 'DriftDetected');
+        if (d?.status === 'True') return `(${d.reason}): ${d.message}`;
+        const e = await driftEvent();
+        return e && `(Event ${e.reason}): ${e.note}`;
       },
       60_000,
     )
     .catch(() => undefined);
-  if (seen)
-    c.log(c.p.yellow(`${victimRun.metadata.name}: DriftDetected=True (${seen.reason}): ${seen.message}`));
+  if (seen) c.log(c.p.yellow(`${victimRun.metadata.name}: DriftDetected=True ${seen}`));
   const cleared = await c
     .poll(
       'the drift repaired',
