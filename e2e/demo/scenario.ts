@@ -5,6 +5,9 @@
 //     consumes the claim), by deadline (nobody answers), and one on the cordoned server
 //   4 a budget-limited rollout over two racks
 //   5 the cordon is lifted and the pinned claim binds
+//   6 a BIOSVersionSet across racks, short-circuited by a flash the BMC simulator fails
+//   7 a five-stage MaintenancePipeline over 30 chassis servers on 12 BMCs: a failed lane, then a
+//     factory reset reported as DriftDetected and repaired
 // Each act is a module in acts/; this class owns the plumbing they share (acts/context.ts), starts
 // the system and plays them in order. Everything goes through the real API server, webhook and
 // controllers; the terminal shows the fleet live, and a summary at the end.
