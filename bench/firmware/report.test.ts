@@ -1,0 +1,48 @@
+import type { MaintenanceRecord } from '../../e2e/demo/watch.js';
+import { benchPolicy, holdSummary, partialGangs } from './report.js';
+
+describe('partialGangs', () => {
+  test('counts gangs with some but not all members admitted, and the slots they hold', () => {
+    const m = (owner: string, inMaintenance: boolean, bmcScoped = true) => ({
+      owner,
+      inMaintenance,
+      bmcScoped,
+    });
+    const r = partialGangs([
+      m('a', true),
+      m('a', false),
+      m('a', true), // 2 of 3: partial
+      m('b', true),
+      m('b', true), // complete: flashing, not waiting
+      m('c', false),
+      m('c', false), // none admitted: holds nothing
+      m('d', true, false), // a BIOS maintenance: no gang
+    ]);
+    expect(r).toEqual({ gangs: 1, slotsHeld: 2 });
+  });
+});
+
+describe('holdSummary', () => {
+  test('hold beyond the flash and the idle share of K x makespan', () => {
+    const rec = (created: number, inAt: number, gone: number): MaintenanceRecord => ({
+      key: `k${created}`,
+      server: 's',
+      createdAt: created,
+      states: [],
+      waitedFor: new Set(),
+      inMaintenanceAt: inAt,
+      deletedAt: gone,
+    });
+    // Two slots for 10 s: one held 6 s (flash 5 s), one 4 s... of 20 slot-seconds, 10 idle.
+    const s = holdSummary([rec(0, 0, 6000), rec(0, 1000, 5000)], 5000, 2, 10_000);
+    expect(s.json).toMatchObject({ maintenances: 2, hold_mean_s: 5, idle_slot_share: 0.5 });
+    expect(s.json.beyond_flash_max_s).toBe(1);
+  });
+});
+
+describe('benchPolicy', () => {
+  test('is a valid policy whose task timeout outlasts the flash', () => {
+    const p = benchPolicy(30_000) as { firmware: { timeouts: { task: string } } };
+    expect(p.firmware.timeouts.task).toBe('210s');
+  });
+});
