@@ -49,6 +49,12 @@ const o = new Command()
   .option('--rack-budget <r>', 'per-rack budget maxUnavailable (R)', int, 5)
   .option('--rack-size <n>', 'servers per rack', int, 50)
   .option('--flash-ms <t>', 'how long the simulator runs each update task (T)', int, 30_000)
+  .option(
+    '--gang-timeout <duration>',
+    "policy firmware.timeouts.admission: a BMC gang's wait admitted in part",
+    '60s',
+  )
+  .option('--max-attempts <n>', 'policy firmware.defaultMaxAttempts (at most 10)', int, 10)
   .option('--poll-interval <s>', "the firmware controller's --poll-interval", '1')
   .option(
     '--scale <n>',
@@ -66,6 +72,8 @@ const o = new Command()
     rackSize: number;
     flashMs: number;
     pollInterval: string;
+    gangTimeout: string;
+    maxAttempts: number;
     scale: number;
     records?: string;
   }>();
@@ -115,7 +123,7 @@ const { dir, teardown: cleanup } = scratchControlPlaneDir('bench-firmware-');
 const cp = await controlPlaneUp(dir);
 const admin = await KubeClient.fromFile(cp.kubeconfig);
 await installCRDs(admin);
-await applyPolicy(admin, benchPolicy(o.flashMs));
+await applyPolicy(admin, benchPolicy(o.flashMs, { admission: o.gangTimeout, attempts: o.maxAttempts }));
 log(`control plane up (${dir})`);
 
 const worlds: World[] = [];
@@ -375,6 +383,7 @@ try {
       servers: o.servers,
       bmcs: o.bmcs,
       flash_ms: o.flashMs,
+      gang_timeout: o.gangTimeout,
       hold: holds.json,
       cpu_s: cpu,
       loadavg_after_rollout: loadAfterRollout,

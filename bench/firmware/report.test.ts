@@ -42,7 +42,13 @@ describe('holdSummary', () => {
 
 describe('benchPolicy', () => {
   test('is a valid policy whose task timeout outlasts the flash', () => {
-    const p = benchPolicy(30_000) as { firmware: { timeouts: { task: string } } };
-    expect(p.firmware.timeouts.task).toBe('210s');
+    const p = benchPolicy(30_000, { admission: '60s', attempts: 10 }) as {
+      firmware: { defaultMaxAttempts: number; timeouts: { task: string; admission: string } };
+    };
+    expect(p.firmware).toMatchObject({
+      defaultMaxAttempts: 10,
+      timeouts: { task: '210s', admission: '60s' },
+    });
+    expect(() => benchPolicy(1000, { admission: 'soon', attempts: 1 })).toThrow(/bench policy/);
   });
 });

@@ -15,10 +15,14 @@ export interface SetStatus {
 
 /**
  * No approval, windows or notice in the way (the budgets alone pace the rollout), firmware phase
- * timeouts far above a flash of `flashMs`, and a BMC's gang given long to be admitted: with
- * hundreds of maintenances queued a gang's last server can wait many rounds for its slot.
+ * timeouts far above a flash of `flashMs`. `admission` is how long a BMC's gang admitted in part may
+ * wait for the rest before it releases all and tries again (`attempts` times): the only way out of
+ * every slot held by waiting gangs, since each server is admitted on its own.
  */
-export function benchPolicy(flashMs: number): Record<string, unknown> {
+export function benchPolicy(
+  flashMs: number,
+  gang: { admission: string; attempts: number },
+): Record<string, unknown> {
   const doc = mergeOntoDefaults({
     apiVersion: 'policy.maintenance.metal.ironcore.dev/v1alpha1',
     kind: 'MaintenancePolicy',
@@ -32,11 +36,11 @@ export function benchPolicy(flashMs: number): Record<string, unknown> {
     timeouts: { approval: '1h', park: '60s', inMaintenance: '2h', bootPhase: '60s' },
     firmware: {
       class: 'Planned',
-      defaultMaxAttempts: 3,
+      defaultMaxAttempts: gang.attempts,
       retryBackoff: '2s',
       retryBackoffMax: '10s',
       timeouts: {
-        admission: '2h',
+        admission: gang.admission,
         issue: '2m',
         task: `${Math.ceil((flashMs * 5) / 1000) + 60}s`,
         reboot: '2m',
