@@ -20,7 +20,7 @@
 //    rss_mib: its VmHWM (peak, /proc/<pid>/status) after that, which also covers the rollout.
 // The last line printed is one JSON object.
 import { cpus, loadavg } from 'node:os';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -37,8 +37,8 @@ import { FleetWatch } from '../e2e/demo/watch.js';
 import { generateTls } from '../e2e/sim/bmc/tls.js';
 import { idealSchedule } from './firmware/ideal.js';
 import { countApplies } from './firmware/ledger.js';
-import { benchPolicy, holdSummary, partialGangs, waitFor, type SetStatus } from './firmware/report.js';
-import { OWNER_LABEL } from '../controllers/firmware/model.js';
+import { benchPolicy, holdSummary, slotAccount, waitFor, type SetStatus } from './firmware/report.js';
+import { cpuSeconds, ended, gangsOf } from './firmware/probe.js';
 import { seedWorld, type World } from './firmware/world.js';
 
 const int = (v: string) => Number.parseInt(v, 10);
@@ -82,30 +82,6 @@ const started = Date.now();
 const log = (msg: string) =>
   console.log(`[bench ${((Date.now() - started) / 1000).toFixed(1).padStart(6)}s] ${msg}`);
 const round = (x: number, digits = 1) => Math.round(x * 10 ** digits) / 10 ** digits;
-
-/** CPU seconds (user + system) a process has used, from /proc/<pid>/stat. */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
-
-/** Maintenances the watch saw end. */
-const ended = (w: FleetWatch) => [...w.records.values()].filter((r) => r.deletedAt !== undefined).length;
-
-/** BMC gangs the watch sees admitted in part (see partialGangs). */
-function gangsOf(w: FleetWatch): { gangs: number; slotsHeld: number } {
-  return partialGangs(
-    w.maintenances.list().map((m) => ({
-      owner: m.metadata.labels?.[OWNER_LABEL],
-      bmcScoped: m.metadata.name!.startsWith('bmcv-'),
-      inMaintenance: m.status?.state === 'InMaintenance',
-    })),
-  );
-}
 
 // The ideal first: a shape no schedule can run (a BMC gang larger than a budget) fails here, at once.
 const ideal = (w: Pick<World, 'racks' | 'bmcOf'>) =>
@@ -258,6 +234,7 @@ try {
   );
   const applies = countApplies(world.sim.ledger(), { bios: true, bmc: true });
   const holds = holdSummary([...w.records.values()], o.flashMs, o.budget, makespanMs);
+  const slots = slotAccount([...w.records.values()], o.flashMs, o.budget, makespanMs);
   const rackPeaks = w.checker.budgetPeaks().filter((p) => p.budget.endsWith('-per-rack'));
   const rackPeak = Math.max(0, ...rackPeaks.map((p) => p.peak));
   const ratio = makespanMs / best.makespanMs;
@@ -280,6 +257,7 @@ try {
 
   // --- memory at scale -----------------------------------------------------------------------
   let scaleCached: number | undefined;
+  let scaleChildren = 0;
   const more = o.scale - o.servers;
   if (more > 0) {
     t = Date.now();
@@ -319,14 +297,19 @@ try {
     log(
       `${o.scale} servers exist (${more} added behind ${bmcsMore} BMCs in ${Date.now() - t} ms); paused Sets over them`,
     );
+    const t1 = Date.now();
     await waitFor(
       'every held child stamped',
-      async () =>
-        (await biosSets.get('scale-bios')).status?.availableBIOSVersion === more &&
-        (await bmcSets.get('scale-bmc')).status?.availableBMCVersion === bmcsMore,
-      600_000,
+      async () => {
+        const b = (await biosSets.get('scale-bios')).status?.availableBIOSVersion ?? 0;
+        const m = (await bmcSets.get('scale-bmc')).status?.availableBMCVersion ?? 0;
+        scaleChildren = b + m;
+        return b === more && m === bmcsMore;
+      },
+      1_200_000,
       2000,
-    );
+    ).catch((e: unknown) => log(`${(e as Error).message}: measuring with ${scaleChildren} children`));
+    log(`${scaleChildren} held children stamped in ${Date.now() - t1} ms`);
     const text = await stack.metrics('firmware').catch(() => '');
     const m = /^metal_informer_objects\{[^}]*resource="servers"[^}]*\} (\d+)/m.exec(text);
     scaleCached = m ? Number(m[1]) : undefined;
@@ -355,6 +338,11 @@ try {
   );
   console.log("where a slot's time went:");
   for (const line of holds.lines) console.log(`  ${line}`);
+  const pct = (x: number) => `${((x * 1000 * 100) / (o.budget * makespanMs)).toFixed(1)} %`;
+  console.log(
+    `  of K x makespan: working ${pct(slots.working_s)} (beyond the flash ${pct(slots.beyond_flash_s)}), ` +
+      `gangs waiting for their last server ${pct(slots.gang_wait_s)}, gangs released unflashed ${pct(slots.gang_released_s)}, idle ${pct(slots.idle_s)}`,
+  );
   console.log(
     `controller CPU in the rollout: ${Object.entries(cpu)
       .map(([k, v]) => `${k} ${v} s`)
@@ -380,11 +368,14 @@ try {
       rss_mib: rss,
       rss_after_rollout_mib: round(rolloutHwm),
       rss_servers: o.scale > o.servers ? o.scale : o.servers,
+      rss_servers_cached: scaleCached ?? null,
+      rss_held_children: scaleChildren,
       servers: o.servers,
       bmcs: o.bmcs,
       flash_ms: o.flashMs,
       gang_timeout: o.gangTimeout,
       hold: holds.json,
+      slots,
       cpu_s: cpu,
       loadavg_after_rollout: loadAfterRollout,
       loadavg_1m: round(loadavg()[0]!, 2),

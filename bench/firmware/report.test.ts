@@ -1,5 +1,5 @@
 import type { MaintenanceRecord } from '../../e2e/demo/watch.js';
-import { benchPolicy, holdSummary, partialGangs } from './report.js';
+import { benchPolicy, holdSummary, partialGangs, slotAccount } from './report.js';
 
 describe('partialGangs', () => {
   test('counts gangs with some but not all members admitted, and the slots they hold', () => {
@@ -50,5 +50,38 @@ describe('benchPolicy', () => {
       timeouts: { task: '210s', admission: '60s' },
     });
     expect(() => benchPolicy(1000, { admission: 'soon', attempts: 1 })).toThrow(/bench policy/);
+  });
+});
+
+describe('slotAccount', () => {
+  const rec = (name: string, server: string, inAt?: number, gone?: number): MaintenanceRecord => ({
+    key: `ns/${name}`,
+    server,
+    createdAt: 0,
+    states: [],
+    waitedFor: new Set(),
+    ...(inAt !== undefined ? { inMaintenanceAt: inAt } : {}),
+    ...(gone !== undefined ? { deletedAt: gone } : {}),
+  });
+  test('BIOS work, a gang that waited for its last server, a gang released, the rest idle', () => {
+    const a = slotAccount(
+      [
+        rec('biosv-set-s1-abc-0', 's1', 0, 6_000), // 6 s held, 1 s beyond a 5 s flash
+        rec('bmcv-set-b1-s2-def-0', 's2', 0, 9_000), // in at 0, gang complete at 2 s
+        rec('bmcv-set-b1-s3-def-0', 's3', 2_000, 9_000),
+        rec('bmcv-set-b2-s4-ghi-0', 's4', 1_000, 4_000), // its sibling never came in: released
+        rec('bmcv-set-b2-s5-ghi-0', 's5'),
+      ],
+      5_000,
+      3,
+      10_000,
+    );
+    expect(a).toEqual({
+      working_s: 6 + 7 + 7,
+      beyond_flash_s: 1 + 2 + 2,
+      gang_wait_s: 2,
+      gang_released_s: 3,
+      idle_s: 30 - 20 - 2 - 3,
+    });
   });
 });

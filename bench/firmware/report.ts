@@ -139,3 +139,69 @@ export function partialGangs(ms: readonly GangMember[]): { gangs: number; slotsH
     }
   return { gangs, slotsHeld };
 }
+
+export interface SlotAccount {
+  /** Server-seconds held by BIOS maintenances and by BMC gangs once all their servers were in. */
+  working_s: number;
+  /** Of those, beyond the flash itself (admission to issue, reset, verify, release). */
+  beyond_flash_s: number;
+  /** Held by a gang's first servers while its last were not yet in (and it then flashed). */
+  gang_wait_s: number;
+  /** Held by gangs that never got all their servers and released them (the admission timeout). */
+  gang_released_s: number;
+  /** Slot time no maintenance held: K x makespan minus all of the above. */
+  idle_s: number;
+}
+
+/**
+ * Every slot-second of the rollout, accounted to the work or the wait that held it. A BMC gang is
+ * the maintenances of one BMCVersion attempt: names `bmcv-<object>-<server>-<uid>-<attempt>`, so
+ * the name without its server names the gang (a name hashed past 63 characters is a gang of one).
+ * Pure.
+ */
+export function slotAccount(
+  records: readonly MaintenanceRecord[],
+  flashMs: number,
+  budget: number,
+  makespanMs: number,
+): SlotAccount {
+  const gangs = new Map<string, MaintenanceRecord[]>();
+  let working = 0;
+  let beyond = 0;
+  const work = (fromMs: number, toMs: number) => {
+    working += toMs - fromMs;
+    beyond += toMs - fromMs - flashMs;
+  };
+  for (const r of records) {
+    const name = r.key.slice(r.key.indexOf('/') + 1);
+    if (!name.startsWith('bmcv-')) {
+      if (r.inMaintenanceAt !== undefined && r.deletedAt !== undefined) work(r.inMaintenanceAt, r.deletedAt);
+      continue;
+    }
+    const gang = name.replace(`-${r.server}-`, '-');
+    gangs.set(gang, [...(gangs.get(gang) ?? []), r]);
+  }
+  let wait = 0;
+  let released = 0;
+  for (const members of gangs.values()) {
+    const held = members.filter((r) => r.inMaintenanceAt !== undefined && r.deletedAt !== undefined);
+    if (held.length < members.length) {
+      released += held.reduce((a, r) => a + r.deletedAt! - r.inMaintenanceAt!, 0);
+      continue;
+    }
+    const allIn = Math.max(...held.map((r) => r.inMaintenanceAt!));
+    for (const r of held) {
+      wait += allIn - r.inMaintenanceAt!;
+      work(allIn, r.deletedAt!);
+    }
+  }
+  const total = budget * makespanMs;
+  const s = (ms: number) => Math.round(ms / 100) / 10;
+  return {
+    working_s: s(working),
+    beyond_flash_s: s(beyond),
+    gang_wait_s: s(wait),
+    gang_released_s: s(released),
+    idle_s: s(total - working - wait - released),
+  };
+}
