@@ -7,8 +7,12 @@
 #   scripts/control-plane.sh start-apiserver DIR start it again with the same ports and certificates
 #   scripts/control-plane.sh status DIR          print what runs
 #
-# Everything listens on 127.0.0.1 on free ports. CONTROL_PLANE_SERVICE_CIDR sets the ClusterIP range
-# (default 10.0.0.0/24; e2e/harness/stand-in gives a loopback range its kube-proxy can listen on). The admin user in DIR/kubeconfig is a client
+# Everything listens on 127.0.0.1 on free ports. CONTROL_PLANE_PROFILE=cluster makes the API server one
+# that pods run against (e2e/stand-in/cluster.ts): the ServiceAccount admission plugin on (it mounts
+# each pod's token), and Service references (webhooks) resolved to a ready endpoint rather than the
+# ClusterIP, since no kube-proxy runs here (--enable-aggregator-routing). The default profile turns the
+# plugin off: with no controller-manager, no namespace gets its default ServiceAccount, and the plugin
+# would refuse every pod. The admin user in DIR/kubeconfig is a client
 # certificate in group system:masters; authorization is RBAC. Towards admission webhooks the API server
 # presents DIR/pki/webhook-client.crt, signed by DIR/pki/webhook-client-ca.crt (the CA a webhook's
 # --client-ca-file names). PodTemplates bypass the watch cache
@@ -172,6 +176,8 @@ start_apiserver() {
   source "$dir/ports.env"
   [[ -x "${BIN:-}/kube-apiserver" ]] || BIN="$(cat "$dir/bin-dir")"
   mkdir -p "$dir/apiserver-certs"
+  local profile=(--disable-admission-plugins ServiceAccount)
+  [[ "${PROFILE:-default}" == cluster ]] && profile=(--enable-aggregator-routing=true)
   setsid "$BIN/kube-apiserver" \
     --etcd-servers "http://127.0.0.1:${ETCD_PORT}" \
     --bind-address 127.0.0.1 \
@@ -184,9 +190,9 @@ start_apiserver() {
     --service-account-issuer "https://127.0.0.1:${APISERVER_PORT}" \
     --service-account-key-file "$dir/pki/sa.pub" \
     --service-account-signing-key-file "$dir/pki/sa.key" \
-    --service-cluster-ip-range "${CONTROL_PLANE_SERVICE_CIDR:-10.0.0.0/24}" \
+    --service-cluster-ip-range 10.0.0.0/24 \
     --authorization-mode RBAC \
-    --disable-admission-plugins ServiceAccount \
+    "${profile[@]}" \
     --admission-control-config-file "$dir/admission/config.yaml" \
     --allow-privileged=true \
     --profiling="${APISERVER_PROFILING:-false}" \
@@ -227,6 +233,8 @@ cmd_up() {
     echo "ETCD_PORT=$(free_port)"
     echo "ETCD_PEER_PORT=$(free_port)"
     echo "APISERVER_PORT=$(free_port)"
+    # Kept with the ports, so start-apiserver restarts the same API server.
+    echo "PROFILE=${CONTROL_PLANE_PROFILE:-default}"
   } >"$dir/ports.env"
   # If anything below fails, leave nothing running.
   trap 'cmd_down "$dir" >/dev/null 2>&1 || true' ERR

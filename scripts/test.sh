@@ -2,7 +2,8 @@
 # The project's test command: everything a change must pass, on a fresh machine of this kind.
 #
 #   scripts/test.sh           install, prepare test infrastructure, type-check, lint, run every
-#                             test (unit, integration on a real kube-apiserver + etcd) and soak
+#                             test (unit, integration on a real kube-apiserver + etcd, cluster mode
+#                             on the stand-in cluster) and soak
 #   scripts/test.sh --quick   the same without the soak scripts
 #
 # Test infrastructure (kube-apiserver, etcd, kubectl, kube-controller-manager, kube-scheduler, kwok,
@@ -74,6 +75,11 @@ METAL_TEST_LANE=rest npx jest --selectProjects integration --ci --runInBand --js
 wait "$waits_lane"
 step "integration tests: the waiting lane's output"
 cat "$ROOT/.tmp/lane-waits.log"
+
+step "cluster mode on the stand-in cluster (e2e/stand-in: the install from manifests/, the cluster-mode files)"
+# After the lanes, not beside them: its sixteen pods starting at once would take their CPU. Without a
+# report (the cluster did not come up) the summary counts it failed, naming jest-cluster-mode.json.
+npx tsx scripts/cluster-mode-local.ts -- --ci --json --outputFile="$RESULTS/jest-cluster-mode.json"
 
 if [[ $QUICK -eq 0 ]]; then
   for soak in $(node -e 'const s=require("./package.json").scripts;console.log(Object.keys(s).filter(k=>k.startsWith("soak:")).join(" "))'); do

@@ -11,7 +11,8 @@
 // scripts/lib/cert-manager.sh and run as processes with the admin kubeconfig (they are the cluster's
 // certificate infrastructure, not ours: their RBAC is cert-manager's concern).
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readlinkSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { writeVolumeVersion } from '../stand-in/kubelet/atomic-writer.js';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KubeObject } from '../../api/schema/meta.js';
@@ -122,8 +123,7 @@ export interface SecretVolume {
 
 /**
  * Plays the kubelet's Secret-volume sync: polls the Secret every `periodMs` and, when it changed,
- * writes its keys into a fresh timestamped directory and swaps the `..data` symlink to it in one
- * rename, so a reader never sees a mix of old and new files (the kubelet's atomic writer). Resolves
+ * writes its keys as a new version with the kubelet's atomic writer (e2e/stand-in/kubelet). Resolves
  * once the first sync wrote every key of `keys`.
  */
 export async function kubeletSecretVolume(
@@ -137,28 +137,11 @@ export async function kubeletSecretVolume(
   const secrets = admin.resource<SecretObject>(Core.Secret);
   mkdirSync(dir, { recursive: true });
   const synced: string[] = [];
-  let generation = 0;
   const write = (secret: SecretObject) => {
-    const stamp = `..${new Date().toISOString().replace(/[:.]/g, '_')}_${generation++}`;
-    mkdirSync(join(dir, stamp));
-    for (const [k, v] of Object.entries(secret.data ?? {}))
-      writeFileSync(join(dir, stamp, k), Buffer.from(v, 'base64'), { mode: 0o600 });
-    let previous: string | undefined;
-    try {
-      previous = readlinkSync(join(dir, '..data'));
-    } catch {
-      previous = undefined;
-    }
-    symlinkSync(stamp, join(dir, '..data_tmp'));
-    renameSync(join(dir, '..data_tmp'), join(dir, '..data'));
-    for (const k of Object.keys(secret.data ?? {})) {
-      try {
-        symlinkSync(join('..data', k), join(dir, k));
-      } catch (e) {
-        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
-      }
-    }
-    if (previous) rmSync(join(dir, previous), { recursive: true, force: true });
+    const files = new Map(
+      Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64')] as const),
+    );
+    writeVolumeVersion(dir, files, 0o600);
     synced.push(secret.metadata.resourceVersion ?? '');
   };
   const deadline = Date.now() + (opts.timeoutMs ?? 120_000);

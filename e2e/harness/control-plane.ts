@@ -60,12 +60,12 @@ export function readControlPlane(dir: string): ControlPlane {
 }
 
 /**
- * Starts the control plane in `dir`. `serviceCIDR`: the ClusterIP range (default 10.0.0.0/24); a
- * loopback range lets a stand-in kube-proxy listen on Service addresses (e2e/harness/stand-in).
+ * Starts the control plane in `dir`. `profile: 'cluster'`: an API server that pods run against
+ * (scripts/control-plane.sh says what changes).
  */
 export async function controlPlaneUp(
   dir: string,
-  options: { serviceCIDR?: string } = {},
+  options: { profile?: 'cluster' } = {},
 ): Promise<ControlPlane> {
   try {
     await run('bash', [SCRIPT, 'up', dir], {
@@ -73,7 +73,7 @@ export async function controlPlaneUp(
       timeout: 20 * 60_000,
       env: {
         ...process.env,
-        ...(options.serviceCIDR ? { CONTROL_PLANE_SERVICE_CIDR: options.serviceCIDR } : {}),
+        ...(options.profile ? { CONTROL_PLANE_PROFILE: options.profile } : {}),
       },
     });
   } catch (e) {

@@ -4,10 +4,8 @@
 // kubelets of the Nodes a test adds, so pods start, terminate and land elsewhere as in a real cluster.
 // Binaries come from scripts/lib/k8s-tools.sh and scripts/lib/kwok.sh. Everything it starts is
 // stopped by stop(), and killed when the test process exits whatever happens.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
-import { request } from 'node:https';
-import { createServer } from 'node:net';
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeClient } from '../../lib/kube/client.js';
@@ -20,7 +18,8 @@ import {
   stopApiserver,
   type ControlPlane,
 } from './control-plane.js';
-import { k8sToolPath, kwokFiles } from './k8s-tools.js';
+import { kwokFiles } from './k8s-tools.js';
+import { startControllerManager, startProcess, startScheduler, stopProcess } from './kube-components.js';
 import { waitFor } from './env.js';
 
 /**
@@ -73,87 +72,11 @@ export interface WorkloadCluster {
   stop(): Promise<void>;
 }
 
-const live = new Set<ChildProcess>();
-let hooked = false;
-function hookExit(): void {
-  if (hooked) return;
-  hooked = true;
-  process.once('exit', () => {
-    for (const p of live) p.kill('SIGKILL');
-  });
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** Starts `bin` with its output in DIR/<name>.log; the test fails naming the log if it exits early. */
-function startProcess(dir: string, name: string, bin: string, args: string[]): ChildProcess {
-  hookExit();
-  const log = openSync(join(dir, `${name}.log`), 'a');
-  const proc = spawn(bin, args, {
-    cwd: dir,
-    // kwok reads ~/.kwok/kwok.yaml: give every process the cluster's directory as HOME.
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir },
-    stdio: ['ignore', log, log],
-  });
-  closeSync(log);
-  live.add(proc);
-  proc.once('exit', () => live.delete(proc));
-  return proc;
-}
-
-async function stopProcess(proc: ChildProcess, timeoutMs = 10_000): Promise<void> {
-  if (proc.exitCode !== null || proc.signalCode !== null) return;
-  const exited = new Promise<void>((r) => proc.once('exit', () => r()));
-  proc.kill('SIGTERM');
-  const timer = setTimeout(() => proc.kill('SIGKILL'), timeoutMs);
-  await exited;
-  clearTimeout(timer);
-}
-
-/** GET https://127.0.0.1:port/healthz of a component serving a self-signed certificate. */
-function healthy(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const req = request(
-      { host: '127.0.0.1', port, path: '/healthz', rejectUnauthorized: false, timeout: 2000 },
-      (res) => {
-        res.resume();
-        resolve(res.statusCode === 200);
-      },
-    );
-    req.on('error', () => resolve(false));
-    req.on('timeout', () => req.destroy());
-    req.end();
-  });
-}
-
-async function waitHealthy(name: string, proc: ChildProcess, port: number, dir: string): Promise<void> {
-  await waitFor(
-    `${name} /healthz on 127.0.0.1:${port}`,
-    async () => {
-      if (proc.exitCode !== null)
-        throw new Error(`${name} exited (${proc.exitCode}); see ${dir}/${name}.log`);
-      return healthy(port);
-    },
-    { timeoutMs: 60_000, intervalMs: 200 },
-  );
-}
-
 /**
  * Starts a workload cluster in a fresh directory. Fails loudly (with how to get them) when kubectl,
  * kube-controller-manager, kube-scheduler or kwok cannot be built.
  */
 export async function startWorkloadCluster(prefix = 'metal-workload-'): Promise<WorkloadCluster> {
-  const kcmBin = k8sToolPath('kube-controller-manager');
-  const schedBin = k8sToolPath('kube-scheduler');
   const kwokBin = kwokFiles();
   const dir = mkdtempSync(join(tmpdir(), prefix));
   const procs: ChildProcess[] = [];
@@ -182,33 +105,10 @@ export async function startWorkloadCluster(prefix = 'metal-workload-'): Promise<
   try {
     const cp = await controlPlaneUp(dir);
     const k = cp.kubeconfig;
-    const kcmPort = await freePort();
-    mkdirSync(join(dir, 'kcm-certs'));
-    const kcm = startProcess(dir, 'kube-controller-manager', kcmBin, [
-      `--kubeconfig=${k}`,
-      `--authentication-kubeconfig=${k}`,
-      `--authorization-kubeconfig=${k}`,
-      '--bind-address=127.0.0.1',
-      `--secure-port=${kcmPort}`,
-      `--cert-dir=${join(dir, 'kcm-certs')}`,
-      '--leader-elect=false',
-      `--controllers=${WORKLOAD_CONTROLLERS.join(',')}`,
-      '--v=1',
-    ]);
-    procs.push(kcm);
-    const schedPort = await freePort();
-    mkdirSync(join(dir, 'scheduler-certs'));
-    const sched = startProcess(dir, 'kube-scheduler', schedBin, [
-      `--kubeconfig=${k}`,
-      `--authentication-kubeconfig=${k}`,
-      `--authorization-kubeconfig=${k}`,
-      '--bind-address=127.0.0.1',
-      `--secure-port=${schedPort}`,
-      `--cert-dir=${join(dir, 'scheduler-certs')}`,
-      '--leader-elect=false',
-      '--v=1',
-    ]);
-    procs.push(sched);
+    const kcm = await startControllerManager(dir, k, WORKLOAD_CONTROLLERS);
+    procs.push(kcm.proc);
+    const sched = await startScheduler(dir, k);
+    procs.push(sched.proc);
     const kwok = startProcess(dir, 'kwok', kwokBin.bin, [
       `--kubeconfig=${k}`,
       `--config=${kwokBin.stages}`,
@@ -218,8 +118,8 @@ export async function startWorkloadCluster(prefix = 'metal-workload-'): Promise<
       '--node-ip=10.63.0.1',
     ]);
     procs.push(kwok);
-    await waitHealthy('kube-controller-manager', kcm, kcmPort, dir);
-    await waitHealthy('kube-scheduler', sched, schedPort, dir);
+    await kcm.ready();
+    await sched.ready();
     admin = await KubeClient.fromFile(k);
     const client = admin;
     return {

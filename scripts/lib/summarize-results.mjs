@@ -9,7 +9,8 @@ let passed = 0;
 let failed = 0;
 const failures = [];
 const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
-for (const expected of ['jest-unit.json', 'jest-integration.json', 'jest-integration-waits.json']) {
+const expectedReports = ['jest-unit.json', 'jest-integration.json', 'jest-integration-waits.json', 'jest-cluster-mode.json'];
+for (const expected of expectedReports) {
   if (!files.includes(expected)) {
     failed++;
     failures.push(`${expected}: Jest wrote no report (it crashed or was killed)`);
