@@ -62,6 +62,11 @@ const o = new Command()
     int,
     10_000,
   )
+  .option(
+    '--max-wait <s>',
+    'give the rollout up after this many seconds and report it unfinished (default 10x ideal + 5 min)',
+    int,
+  )
   .option('--records <file>', "write each maintenance's timeline (as the watch saw it) to this JSON file")
   .parse()
   .opts<{
@@ -75,6 +80,7 @@ const o = new Command()
     gangTimeout: string;
     maxAttempts: number;
     scale: number;
+    maxWait?: number;
     records?: string;
   }>();
 
@@ -219,7 +225,7 @@ try {
       }
       return bios.completedBIOSVersion === o.servers && bmc.completedBMCVersion === o.bmcs;
     },
-    best.makespanMs * 10 + 300_000,
+    o.maxWait !== undefined ? o.maxWait * 1000 : best.makespanMs * 10 + 300_000,
     500,
   ).then(
     () => true,
