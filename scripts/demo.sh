@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The project's main job, in one command: a local control plane, the admission webhook (2 replicas),
-# the maintenance, approval and budget controllers, a simulated fleet of 50 servers with tenants,
-# claims and budgets, and a maintenance scenario shown live in the terminal (docs/demo.md).
+# the maintenance, approval, budget, firmware and pipeline controllers, a simulated fleet of 50
+# servers with tenants, claims and budgets, simulated BMCs, and a maintenance scenario shown live in
+# the terminal (docs/demo.md).
 #
 #   scripts/demo.sh [--servers 50 --racks 5 --tenants 4 --webhook-replicas 2] [--keep] [--help]
 #

@@ -63,23 +63,26 @@ step "the image's files (scripts/build-dist.sh: the Dockerfile's steps), shared 
 check image-files npx tsx scripts/prepare-dist.ts
 
 step "integration tests (real kube-apiserver + etcd, one file at a time per lane)"
-# Two lanes, each its own Jest process and control plane: the files that mostly wait on a peer's fixed
-# timer (jest.config.js WAIT_BOUND_FILES) run beside the rest, which keeps its CPU nearly to itself.
-# The waiting lane's output is printed when both have ended, so neither interleaves with the other.
-METAL_TEST_LANE=waits "$ROOT/node_modules/.bin/jest" --selectProjects integration --ci --runInBand --json \
-  --outputFile="$RESULTS/jest-integration-waits.json" >"$ROOT/.tmp/lane-waits.log" 2>&1 &
+# Two lanes, each its own Jest process and control plane. Beside the rest, which keeps its CPU nearly
+# to itself, the waiting lane runs the files that mostly wait on a peer's fixed timer (jest.config.js
+# WAIT_BOUND_FILES), then cluster mode on the stand-in cluster (e2e/stand-in: the install from
+# manifests/ and the files of e2e/cluster-mode.files, which mostly wait on the suite's own timers).
+# Without a report of cluster mode (the cluster did not come up) the summary counts it failed. The
+# waiting lane's output is printed when both have ended, so neither interleaves with the other.
+(
+  METAL_TEST_LANE=waits "$ROOT/node_modules/.bin/jest" --selectProjects integration --ci --runInBand --json \
+    --outputFile="$RESULTS/jest-integration-waits.json"
+  printf '\n==> cluster mode on the stand-in cluster (%ds)\n' "$((SECONDS - started))"
+  npx tsx scripts/cluster-mode-local.ts -- --ci --json --outputFile="$RESULTS/jest-cluster-mode.json"
+) >"$ROOT/.tmp/lane-waits.log" 2>&1 &
 waits_lane=$!
-# However this script ends, the waiting lane ends with it (its global teardown stops its control plane).
-trap 'kill "$waits_lane" 2>/dev/null' EXIT
+# However this script ends, the waiting lane ends with it (Jest's global teardown and the cluster-mode
+# script's own stop their control planes on SIGTERM).
+trap 'pkill -TERM -P "$waits_lane" 2>/dev/null; kill "$waits_lane" 2>/dev/null' EXIT
 METAL_TEST_LANE=rest npx jest --selectProjects integration --ci --runInBand --json --outputFile="$RESULTS/jest-integration.json"
 wait "$waits_lane"
 step "integration tests: the waiting lane's output"
 cat "$ROOT/.tmp/lane-waits.log"
-
-step "cluster mode on the stand-in cluster (e2e/stand-in: the install from manifests/, the cluster-mode files)"
-# After the lanes, not beside them: its sixteen pods starting at once would take their CPU. Without a
-# report (the cluster did not come up) the summary counts it failed, naming jest-cluster-mode.json.
-npx tsx scripts/cluster-mode-local.ts -- --ci --json --outputFile="$RESULTS/jest-cluster-mode.json"
 
 if [[ $QUICK -eq 0 ]]; then
   for soak in $(node -e 'const s=require("./package.json").scripts;console.log(Object.keys(s).filter(k=>k.startsWith("soak:")).join(" "))'); do

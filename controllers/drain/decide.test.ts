@@ -170,6 +170,31 @@ describe('planDrain', () => {
   });
 });
 
+describe('planDrain retries per budget', () => {
+  const refusal = (lastAt: number, budget?: string): Refusal => ({
+    message: '429',
+    ...(budget ? { budget } : {}),
+    attempts: 5,
+    since: NOW - 60_000,
+    lastAt,
+  });
+  it('asks a refusing budget again once a second, with one of its pods', () => {
+    const refusals = new Map([
+      ['shop/a', refusal(NOW - 1000, 'shop/web')],
+      ['shop/b', refusal(NOW - 1500, 'shop/web')],
+    ]);
+    expect(planDrain(input({ refusals })).evict.map((p) => p.metadata.name)).toEqual(['a']);
+    const recent = new Map([
+      ['shop/a', refusal(NOW - 500, 'shop/web')],
+      ['shop/b', refusal(NOW - 1500, 'shop/web')],
+    ]);
+    expect(planDrain(input({ refusals: recent })).evict).toEqual([]);
+    // Without a budget (an error), the pod's own backoff applies: 5 s after five attempts.
+    const errors = new Map([['shop/a', refusal(NOW - 1000)]]);
+    expect(planDrain(input({ refusals: errors })).evict.map((p) => p.metadata.name)).toEqual(['b']);
+  });
+});
+
 describe('settle', () => {
   const refused: EvictionResult = {
     kind: 'refused',

@@ -18,6 +18,8 @@ import { budgetBlockers, planHandshake, type Handshake } from './gep31.js';
 
 /** Announcement states in which the claim's Node must be (or stay) drained. */
 const DRAINING_STATES = new Set(['Announced', 'Deferred', 'Approved', 'InMaintenance']);
+/** How often a budget that refused an eviction is asked again (one pod of it). */
+export const BUDGET_PROBE_MS = 1000;
 /** A deferral written while draining lasts this long and is renewed when less than half is left. */
 export const DEFERRAL_MS = 10 * 60_000;
 
@@ -143,10 +145,21 @@ export function planDrain(input: DrainInput): DrainPlan {
     else movable.push({ pod, order: rule?.order ?? 0, evict: verdict.kind === 'evict' });
   }
   const first = Math.min(...movable.map((m) => m.order));
+  // Refusals by a budget are retried per budget, one pod a pass, once a second: the budget refuses
+  // its pods alike, and a pod's own backoff would line all of them up, probing a freed budget only
+  // every 5 s (kubectl's goroutine per pod probes it at staggered moments, far more often).
+  const budgetLast = new Map<string, number>();
+  for (const r of refusals.values())
+    if (r.budget) budgetLast.set(r.budget, Math.max(budgetLast.get(r.budget) ?? 0, r.lastAt));
+  const probed = new Set<string>();
   for (const { pod, order, evict } of movable) {
     if (!evict || order !== first) continue;
     const refused = refusals.get(podKey(pod));
-    if (!refused || now - refused.lastAt >= retryDelayMs(refused.attempts)) plan.evict.push(pod);
+    if (refused?.budget) {
+      if (probed.has(refused.budget) || now - budgetLast.get(refused.budget)! < BUDGET_PROBE_MS) continue;
+      probed.add(refused.budget);
+      plan.evict.push(pod);
+    } else if (!refused || now - refused.lastAt >= retryDelayMs(refused.attempts)) plan.evict.push(pod);
   }
   return plan;
 }
@@ -310,7 +323,9 @@ export function settle(
       phase = 'Draining';
       condition = { status: 'False', reason: blockers.length ? 'Blocked' : 'Draining', message: text };
     }
-    const delays = [...refusals.values()].map((r) => r.lastAt + retryDelayMs(r.attempts) - now);
+    const delays = [...refusals.values()].map(
+      (r) => r.lastAt + (r.budget ? BUDGET_PROBE_MS : retryDelayMs(r.attempts)) - now,
+    );
     requeueAfterMs = Math.max(500, Math.min(2000, ...delays));
   }
   const drainedAt =

@@ -7,7 +7,7 @@ export interface DemoOptions {
   racks: number;
   tenants: number;
   webhookReplicas: number;
-  /** Acts to play (1 always; 5 needs 2). */
+  /** Acts to play (1 always; 3 and 5 need 2). */
   acts: ReadonlySet<number>;
   /** After the acts, keep the system up until the signal. */
   keep: boolean;
@@ -17,6 +17,9 @@ export interface DemoOptions {
   controlPlaneDir: string;
   signal: AbortSignal;
 }
+
+/** How many acts the demo has (main.ts checks --acts against it). */
+export const ACTS = 7;
 
 /** The share of servers the seeded tenants claim; the rest stays free for act 2's cordon and the orphan. */
 export const CLAIMED_SHARE = 0.72;

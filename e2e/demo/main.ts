@@ -12,7 +12,7 @@ import { controlPlaneUp, installCRDs } from '../harness/control-plane.js';
 import { KubeClient } from '../../lib/kube/client.js';
 import { Demo } from './scenario.js';
 import { ANNOUNCE_MIN_CLAIMS, ANNOUNCE_MIN_TENANTS } from './announce-plan.js';
-import { CLAIMED_SHARE } from './config.js';
+import { ACTS, CLAIMED_SHARE } from './config.js';
 
 const count = (min: number) => (v: string) => {
   if (!/^\d+$/.test(v.trim())) throw new InvalidArgumentError(`"${v}" is not a whole number.`);
@@ -27,7 +27,7 @@ const program = new Command('scripts/demo.sh')
   .option('--racks <n>', 'racks the servers are spread over (at least 1)', count(1), 5)
   .option('--tenants <n>', 'tenant namespaces (at least 1)', count(1), 4)
   .option('--webhook-replicas <n>', 'webhook replicas (0: none)', count(0), 2)
-  .option('--acts <list>', 'acts to play, e.g. 1,2,5 (default: all); 3 and 5 need 2', '1,2,3,4,5')
+  .option('--acts <list>', 'acts to play, e.g. 1,2,5 (default: all); 3 and 5 need 2', '1,2,3,4,5,6,7')
   .option('--keep', 'keep the system running after the acts, until Ctrl-C, to explore it', false)
   // Every usage error exits 2 (commander's own, such as --servers abc, would exit 1); --help exits 0.
   .exitOverride((err) => process.exit(err.exitCode === 0 ? 0 : 2));
@@ -44,8 +44,8 @@ const o = program.opts<{
 const acts = new Set(o.acts.split(',').map((a) => Number(a.trim())));
 const usage = (message: string) => program.error(`error: ${message}`, { exitCode: 2 });
 if (!o.dir) usage('--dir is required (run scripts/demo.sh, which makes the directory)');
-if ([...acts].some((a) => !Number.isInteger(a) || a < 1 || a > 5))
-  usage(`--acts "${o.acts}": acts are 1 to 5`);
+if ([...acts].some((a) => !Number.isInteger(a) || a < 1 || a > ACTS))
+  usage(`--acts "${o.acts}": acts are 1 to ${ACTS}`);
 if (!acts.has(1)) usage('--acts must include 1: the fleet has to come up first');
 if ((acts.has(3) || acts.has(5)) && !acts.has(2))
   usage('--acts 3 and 5 use the server act 2 cordons: include 2');

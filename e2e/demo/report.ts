@@ -6,6 +6,7 @@ import type { Server } from '../../api/metal/v1alpha1/server.js';
 import type { Painter } from '../../cli/output.js';
 import type { FleetPlan } from '../sim/fleet/fleet.js';
 import { allowedOf, type FleetWatch } from './watch.js';
+import { ACTS } from './config.js';
 import { LEGEND, clock, columns, progressBar, renderRacks } from './screen.js';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -31,6 +32,10 @@ export interface DemoProgress {
   rolloutStart: number;
   rolloutEnd: number;
   readonly problems: string[];
+  /** The current act's own lines in the live frame (acts 6 and 7: the Set's, the runs'). */
+  status: string[];
+  /** Rows an act adds to the summary: [label, text]. */
+  readonly outcomes: [string, string][];
 }
 
 export function newProgress(): DemoProgress {
@@ -43,6 +48,8 @@ export function newProgress(): DemoProgress {
     rolloutStart: 0,
     rolloutEnd: 0,
     problems: [],
+    status: [],
+    outcomes: [],
   };
 }
 
@@ -72,7 +79,7 @@ function blockedReason(m: ServerMaintenance | undefined): string {
 export function liveFrame(s: DemoProgress, c: ReportContext): string[] {
   const p = c.painter;
   const w = c.watch;
-  const head = `${p.bold('metal-maintenance demo')}  ${clock(Date.now() - s.started)}  ${p.cyan(`act ${s.act}/5`)} ${s.title}`;
+  const head = `${p.bold('metal-maintenance demo')}  ${clock(Date.now() - s.started)}  ${p.cyan(`act ${s.act}/${ACTS}`)} ${s.title}`;
   if (!w) return [head];
   const servers = w.servers.list();
   const maintenances = w.maintenances.list();
@@ -80,6 +87,7 @@ export function liveFrame(s: DemoProgress, c: ReportContext): string[] {
   if (s.rows.length) lines.push('', ...scenarioTable(s, w, p));
   lines.push('', budgetLine(servers, maintenances, w, p));
   if (s.rollout.length) lines.push(rolloutLine(s, w, p));
+  if (s.status.length) lines.push('', ...s.status);
   return lines;
 }
 
@@ -167,6 +175,11 @@ function summaryActs(s: DemoProgress, c: ReportContext, w: FleetWatch, row: Row)
       `${r.label.padEnd(22)} tenant ${r.says.padEnd(22)} → ${rec?.approvalSource ?? 'none'} (${took})`,
     );
   }
+  summaryRollout(s, w, row);
+  for (const [k, v] of s.outcomes) row(k, v);
+}
+
+function summaryRollout(s: DemoProgress, w: FleetWatch, row: Row): void {
   if (!s.rollout.length) return;
   const waits = s.rollout.filter((k) => w.records.get(k)?.waitedFor.has('BudgetExhausted')).length;
   const secs = (((s.rolloutEnd || Date.now()) - s.rolloutStart) / 1000).toFixed(0);

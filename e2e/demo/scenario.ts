@@ -5,21 +5,31 @@
 //     consumes the claim), by deadline (nobody answers), and one on the cordoned server
 //   4 a budget-limited rollout over two racks
 //   5 the cordon is lifted and the pinned claim binds
-// Everything goes through the real API server, webhook and controllers; the terminal shows the fleet
-// live, and a summary at the end.
+//   6 a BIOSVersionSet across racks, short-circuited by a flash the BMC simulator fails
+//   7 a five-stage MaintenancePipeline over 30 chassis servers on 12 BMCs: a failed lane, then a
+//     factory reset reported as DriftDetected and repaired
+// Each act is a module in acts/; this class owns the plumbing they share (acts/context.ts), starts
+// the system and plays them in order. Everything goes through the real API server, webhook and
+// controllers; the terminal shows the fleet live, and a summary at the end.
 import { KubeClient } from '../../lib/kube/client.js';
 import { painter, type Painter } from '../../cli/output.js';
 import { main as kubectlMetal } from '../../cli/main.js';
-import { ensureNamespace, kubeconfigForBinary } from '../harness/processes.js';
+import { kubeconfigForBinary } from '../harness/processes.js';
 import { FleetSimulator } from '../sim/fleet/simulator.js';
-import { RACK_LABEL } from '../sim/fleet/decisions.js';
-import { TENANT_LABEL, planFleet, seedFleet, type FleetPlan } from '../sim/fleet/fleet.js';
-import { LIFECYCLE_CONTROLLERS, Stack, applyPolicy } from './stack.js';
-import { OPS_NAMESPACE, createClaim, createMaintenance, tenantOwner } from './objects.js';
+import type { FleetPlan } from '../sim/fleet/fleet.js';
+import { FIRMWARE_CONTROLLERS, LIFECYCLE_CONTROLLERS, Stack, applyPolicy } from './stack.js';
+import { OPS_NAMESPACE } from './objects.js';
+import { startHardware, type Hardware } from './hardware.js';
 import { FleetWatch } from './watch.js';
-import { STANDING_TENANT, announcePlan } from './announce-plan.js';
 import { LiveArea, clock } from './screen.js';
-import { CLAIMED_SHARE, DEMO_POLICY, type DemoOptions, type DemoResult } from './config.js';
+import { ACTS, DEMO_POLICY, type DemoOptions, type DemoResult } from './config.js';
+import { Aborted, type ActContext } from './acts/context.js';
+import { fleetComesUp } from './acts/fleet-up.js';
+import { cordon, uncordon } from './acts/cordon.js';
+import { announce } from './acts/announce.js';
+import { rollout } from './acts/rollout.js';
+import { firmwareAct } from './acts/firmware.js';
+import { pipelineAct } from './acts/pipeline.js';
 import {
   liveFrame,
   logTails,
@@ -31,8 +41,6 @@ import {
 import { join } from 'node:path';
 import type { PrometheusHandle } from '../harness/prometheus.js';
 import { figureLines, prometheusDir, queryFigures, stackTargets, startDemoPrometheus } from './prometheus.js';
-
-class Aborted extends Error {}
 
 export class Demo {
   readonly #o: DemoOptions;
@@ -46,6 +54,7 @@ export class Demo {
   #plan: FleetPlan | undefined;
   #timer: NodeJS.Timeout | undefined;
   #prom: PrometheusHandle | undefined;
+  #hw: Hardware | undefined;
   /** The summary's figures, queried from Prometheus once the acts are over. */
   #figures: string[] = [];
 
@@ -65,13 +74,22 @@ export class Demo {
   }
 
   async #until<T>(what: string, probe: () => T | undefined | false, timeoutMs: number): Promise<T> {
+    return this.#poll(what, () => Promise.resolve(probe()), timeoutMs, 200);
+  }
+
+  async #poll<T>(
+    what: string,
+    probe: () => Promise<T | undefined | false>,
+    timeoutMs: number,
+    intervalMs = 500,
+  ): Promise<T> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (this.#o.signal.aborted) throw new Aborted('interrupted');
-      const v = probe();
+      const v = await probe();
       if (v !== undefined && v !== false) return v;
       if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
-      await new Promise((r) => setTimeout(r, 200));
+      await new Promise((r) => setTimeout(r, intervalMs));
     }
   }
 
@@ -84,7 +102,7 @@ export class Demo {
   #beginAct(n: number, title: string): void {
     this.#s.act = n;
     this.#s.title = title;
-    this.#log(this.#p.bold(`── act ${n}/5: ${title}`));
+    this.#log(this.#p.bold(`── act ${n}/${ACTS}: ${title}`));
   }
 
   /** kubectl metal, in-process, as the given identity. */
@@ -130,23 +148,66 @@ export class Demo {
     };
   }
 
-  /** The acts asked for, in order; 3 and 4 need every lifecycle controller. */
+  /** The acts asked for, in order (acts/); 3 and 4 need every lifecycle controller. */
   async #playActs(): Promise<void> {
     await this.#setup();
-    await this.#fleetComesUp();
+    const c = this.#context();
+    const plan = (this.#plan = await fleetComesUp(c));
     const acts = this.#o.acts;
-    const cordoned = acts.has(2) ? await this.#cordon() : '';
+    const cordoned = acts.has(2) ? await cordon(c, plan) : '';
     const missing = this.#stack!.missing;
     if (missing.length === 0) {
-      if (acts.has(3)) await this.#announce(cordoned);
-      if (acts.has(4)) await this.#rolloutAct();
+      if (acts.has(3)) await announce(c, plan, cordoned);
+      if (acts.has(4)) await rollout(c);
     } else if (acts.has(3) || acts.has(4)) {
       this.#s.problems.push(
         `acts 3 and 4 skipped: missing ${missing.map((m) => `${m}-controller`).join(', ')}`,
       );
       this.#log(this.#p.yellow(`acts 3 and 4 need ${LIFECYCLE_CONTROLLERS.join(', ')} controllers; skipped`));
     }
-    if (acts.has(5)) await this.#uncordon(cordoned);
+    if (acts.has(5)) await uncordon(c, plan, cordoned, 5);
+    await this.#firmwareActs(c, plan);
+  }
+
+  /** Acts 6 and 7: they need the lifecycle controllers and the firmware (and pipeline) controller. */
+  async #firmwareActs(c: ActContext, plan: FleetPlan): Promise<void> {
+    const acts = this.#o.acts;
+    const stack = this.#stack!;
+    for (const [act, needs] of [
+      [6, ['firmware']],
+      [7, ['firmware', 'pipeline']],
+    ] as const) {
+      if (!acts.has(act)) continue;
+      const missing = [...stack.missing, ...needs.filter((n) => !stack.has(n) && !stack.missing.includes(n))];
+      if (missing.length) {
+        this.#s.problems.push(
+          `act ${act} skipped: missing ${missing.map((m) => `${m}-controller`).join(', ')}`,
+        );
+        continue;
+      }
+      if (act === 6) await firmwareAct(c, plan);
+      else await pipelineAct(c, this.#o.racks);
+    }
+  }
+
+  /** What the acts see of the demo. */
+  #context(): ActContext {
+    return {
+      o: this.#o,
+      p: this.#p,
+      s: this.#s,
+      admin: this.#admin!,
+      watch: this.#watch!,
+      stack: this.#stack!,
+      hardware: this.#hw,
+      log: (l) => this.#log(l),
+      say: (cmd) => this.#say(cmd),
+      until: (what, probe, ms) => this.#until(what, probe, ms),
+      pause: (ms) => this.#pause(ms),
+      poll: (what, probe, ms) => this.#poll(what, probe, ms),
+      beginAct: (n, t) => this.#beginAct(n, t),
+      kubectlMetal: (k, a) => this.#kubectlMetal(k, a),
+    };
   }
 
   /** What --keep prints: how to reach the running system. */
@@ -162,6 +223,7 @@ export class Demo {
       '  kubectl get serverdisruptionbudgets',
       '  kubectl get servermaintenances -A',
       '  kubectl metal status',
+      ...(this.#o.acts.has(7) ? ['  kubectl metal pipeline status chassis-baseline'] : []),
       `Logs: ${this.#o.logDir}/<binary>.log; control plane: ${this.#o.controlPlaneDir}/kube-apiserver.log, etcd.log`,
     ];
   }
@@ -174,11 +236,21 @@ export class Demo {
     this.#log(
       `logs: one file per binary in ${this.#o.logDir}; the control plane's in ${this.#o.controlPlaneDir}`,
     );
+    // Acts 6 and 7 flash simulated BMCs: the simulator first, its CA pinned by the firmware controller.
+    const firmwareActs = this.#o.acts.has(6) || this.#o.acts.has(7);
+    if (firmwareActs) this.#hw = await startHardware(this.#o.controlPlaneDir, this.#o.servers);
     this.#stack = await Stack.start({
       admin,
       logLevel: 'info',
       webhookReplicas: this.#o.webhookReplicas,
-      controllers: LIFECYCLE_CONTROLLERS,
+      controllers: firmwareActs ? [...LIFECYCLE_CONTROLLERS, ...FIRMWARE_CONTROLLERS] : LIFECYCLE_CONTROLLERS,
+      ...(this.#hw
+        ? {
+            controllerArgs: {
+              firmware: [`--bmc-ca-file=${this.#hw.caFile}`, '--redfish-timeout=2', '--poll-interval=0.3'],
+            },
+          }
+        : {}),
       say: (m) => this.#log(m),
       // The demo's kubeconfig lives in its control plane's directory (scripts/control-plane.sh).
       controlPlaneDir: this.#o.controlPlaneDir,
@@ -195,233 +267,14 @@ export class Demo {
     this.#sim = new FleetSimulator({
       client: await KubeClient.fromFile(kubeconfig),
       timings: { discoveryMs: 1500, powerMs: 400 },
-      actor: { holdMs: 5000 },
+      // Only the ops maintenances: the firmware and pipeline controllers end their own.
+      actor: { holdMs: 5000, namespace: OPS_NAMESPACE },
     });
     this.#watch = new FleetWatch(admin, { full: true, trace: true });
     await Promise.all([this.#sim.start(), this.#watch.start()]);
     this.#log(
       'fleet simulator: playing metal-operator (discovery, binding, power, park) as ServiceAccount fleet-simulator',
     );
-  }
-
-  async #fleetComesUp(): Promise<void> {
-    this.#beginAct(1, 'a fleet comes up');
-    const o = this.#o;
-    const plan = (this.#plan = planFleet({
-      servers: o.servers,
-      racks: o.racks,
-      tenants: o.tenants,
-      claimsPerTenant: Math.floor((o.servers * CLAIMED_SHARE) / o.tenants),
-      claimMode: 'serverRef',
-      approvalMode: (t) => (t === STANDING_TENANT ? 'Automatic' : 'Manual'),
-      fleetBudget: 4,
-      rackBudget: 2,
-      tenantBudget: 2,
-    }));
-    await seedFleet(this.#admin!, plan);
-    for (const ns of plan.namespaces) await tenantOwner(this.#admin!, ns);
-    // A claim nobody consumes (no owner reference, no tenant label): the policy approves for it.
-    const orphanServer = plan.servers.find(
-      (s) =>
-        !plan.claims.some((c) => c.spec.serverRef?.name === s.metadata.name) &&
-        s.metadata.labels?.[RACK_LABEL] === plan.servers[0]!.metadata.labels?.[RACK_LABEL],
-    );
-    await createClaim(this.#admin!, {
-      metadata: { name: 'orphan-1', namespace: plan.namespaces[3 % plan.namespaces.length] },
-      spec: {
-        power: 'On',
-        image: 'ghcr.io/ironcore-dev/os-images/gardenlinux:1877.0',
-        serverRef: { name: orphanServer?.metadata.name ?? plan.servers[1]!.metadata.name! },
-      },
-    });
-    this.#log(
-      `created ${plan.servers.length} servers in ${o.racks} racks; ${plan.claims.length + 1} claims in ${plan.namespaces.length} tenant namespaces (tenant-b approves standing: Automatic)`,
-    );
-    this.#log('budgets: fleet 4, per rack 2, per tenant 2');
-    const w = this.#watch!;
-    await this.#until(
-      'every server discovered',
-      () =>
-        w.servers.size >= plan.servers.length &&
-        w.servers.list().every((s) => s.status?.state === 'Available' || s.status?.state === 'Reserved'),
-      90_000,
-    );
-    const total = plan.claims.length + 1;
-    await this.#until(
-      'every claim bound',
-      () => w.claims!.list().filter((c) => c.status?.phase === 'Bound').length >= total,
-      60_000,
-    );
-    this.#log(
-      `all ${plan.servers.length} servers discovered; ${total} claims bound by the simulated metal-operator, each binding admitted by the placement guard`,
-    );
-  }
-
-  async #cordon(): Promise<string> {
-    this.#beginAct(2, 'an admin cordons a server');
-    const w = this.#watch!;
-    const racks = [...new Set(w.servers.list().map((s) => s.metadata.labels?.[RACK_LABEL] ?? ''))].sort();
-    const rack = racks[Math.min(2, racks.length - 1)];
-    const free = w.servers
-      .list()
-      .filter(
-        (s) =>
-          s.metadata.labels?.[RACK_LABEL] === rack &&
-          !s.spec.serverClaimRef &&
-          s.status?.state === 'Available',
-      )
-      .sort((a, b) => (a.metadata.name ?? '').localeCompare(b.metadata.name ?? ''))[0];
-    if (!free) throw new Error(`no free server in ${rack} to cordon`);
-    const name = free.metadata.name!;
-    await this.#kubectlMetal(this.#o.kubeconfig, ['cordon', name]);
-    await this.#until(
-      `${name} cordoned in the cache`,
-      () => w.servers.getByName(name)?.spec.unclaimable === true,
-      10_000,
-    );
-    const ns = this.#plan!.namespaces[this.#plan!.namespaces.length - 1]!;
-    const owner = await tenantOwner(this.#admin!, ns);
-    this.#say(`(as ${ns}'s owner) create ServerClaim pinned with spec.serverRef ${name}`);
-    const ownerClient = await KubeClient.fromFile(owner);
-    try {
-      await createClaim(ownerClient, {
-        metadata: { name: 'pinned', namespace: ns, labels: { [TENANT_LABEL]: ns } },
-        spec: {
-          power: 'On',
-          image: 'ghcr.io/ironcore-dev/os-images/gardenlinux:1877.0',
-          serverRef: { name },
-        },
-      });
-    } finally {
-      await ownerClient.close();
-    }
-    await this.#pause(3000);
-    const pinned = w.claims!.getByName('pinned', ns);
-    if (pinned?.status?.phase === 'Bound')
-      this.#s.problems.push('the claim pinned to a cordoned server was bound');
-    this.#log(
-      `${ns}/pinned stays ${pinned?.status?.phase ?? 'Unbound'}: ${name} is cordoned (new bindings refused; bound claims elsewhere untouched)`,
-    );
-    return name;
-  }
-
-  async #announce(cordoned: string): Promise<void> {
-    this.#beginAct(3, 'maintenances announced to tenants');
-    await ensureNamespace(this.#admin!, OPS_NAMESPACE);
-    const owner = this.#plan!.claims[0]!;
-    const orphan = this.#watch!.claims!.getByName(
-      'orphan-1',
-      this.#plan!.namespaces[3 % this.#plan!.namespaces.length],
-    )!;
-    const plan = announcePlan(this.#plan!, orphan, cordoned);
-    for (const { row, server, spec } of plan) {
-      row.key = await createMaintenance(this.#admin!, row.label, server, spec, '5s');
-      this.#s.rows.push(row);
-    }
-    this.#log(
-      `created ${plan.length} maintenances (Urgent: deadline 30 s) in namespace ${OPS_NAMESPACE}; the approval controller announces them on the claims`,
-    );
-    const w = this.#watch!;
-    const first = this.#s.rows[0]!;
-    await this.#until(
-      `${first.label} announced`,
-      () =>
-        w.maintenances.get(first.key)?.status?.state === 'Announced' ||
-        w.records.get(first.key)?.approvalSource,
-      60_000,
-    );
-    await this.#pause(4000);
-    const ns = owner.metadata.namespace!;
-    await this.#kubectlMetal(await tenantOwner(this.#admin!, ns), [
-      '-n',
-      ns,
-      'approve',
-      owner.metadata.name!,
-      first.label,
-    ]);
-    await this.#until(
-      'every announced maintenance done',
-      () => this.#s.rows.every((r) => w.records.get(r.key)?.deletedAt),
-      180_000,
-    );
-    for (const r of this.#s.rows) {
-      const got = w.records.get(r.key)?.approvalSource;
-      if (got !== r.expect)
-        this.#s.problems.push(`${r.label}: approved by ${got ?? 'nothing'}, expected ${r.expect}`);
-    }
-    const s = w.servers.getByName(cordoned);
-    if (s?.spec.unclaimable !== true)
-      this.#s.problems.push(`the admin cordon on ${cordoned} did not survive its maintenance`);
-    else
-      this.#log(
-        `${cordoned}: the admin cordon survived its maintenance; the maintenance removed only its own taint`,
-      );
-  }
-
-  async #rolloutAct(): Promise<void> {
-    this.#beginAct(4, 'a budget-limited rollout');
-    const w = this.#watch!;
-    const racks = [...new Set(w.servers.list().map((s) => s.metadata.labels?.[RACK_LABEL] ?? ''))]
-      .sort()
-      .slice(0, 2);
-    const targets = w.servers
-      .list()
-      .filter((s) => racks.includes(s.metadata.labels?.[RACK_LABEL] ?? '') && !s.spec.unclaimable)
-      .map((s) => s.metadata.name!)
-      .sort();
-    this.#s.rolloutStart = Date.now();
-    for (const server of targets)
-      this.#s.rollout.push(
-        await createMaintenance(
-          this.#admin!,
-          `bios-${server}`,
-          server,
-          {
-            reason: 'SecurityPatch',
-            class: 'Emergency',
-            approval: { required: false },
-            description: 'BIOS 2.19.1',
-          },
-          '4s',
-        ),
-      );
-    this.#log(
-      `BIOS security patch for ${racks.join(' and ')}: ${targets.length} maintenances at once, no approval needed; the budgets pace them`,
-    );
-    let shown = false;
-    await this.#until(
-      'the rollout to finish',
-      () => {
-        if (!shown) {
-          const waiting = this.#s.rollout.find((k) => w.records.get(k)?.waitedFor.has('BudgetExhausted'));
-          if (waiting) {
-            shown = true;
-            const m = w.maintenances.get(waiting);
-            const msg = m?.status?.conditions?.find((c) => c.type === 'Admitted')?.message ?? '';
-            this.#log(`${waiting.split('/')[1]} waits: BudgetExhausted${msg ? ` (${msg})` : ''}`);
-          }
-        }
-        return this.#s.rollout.every((k) => w.records.get(k)?.deletedAt);
-      },
-      300_000,
-    );
-    this.#s.rolloutEnd = Date.now();
-    this.#log(
-      `rollout done: ${targets.length} servers in ${((this.#s.rolloutEnd - this.#s.rolloutStart) / 1000).toFixed(0)} s, at most ${w.checker.peak} at once`,
-    );
-  }
-
-  async #uncordon(cordoned: string): Promise<void> {
-    this.#beginAct(5, 'the cordon is lifted');
-    await this.#kubectlMetal(this.#o.kubeconfig, ['uncordon', cordoned]);
-    const ns = this.#plan!.namespaces[this.#plan!.namespaces.length - 1]!;
-    const w = this.#watch!;
-    await this.#until(
-      'the pinned claim to bind',
-      () => w.claims!.getByName('pinned', ns)?.status?.phase === 'Bound',
-      30_000,
-    );
-    this.#log(`${ns}/pinned is Bound to ${cordoned}`);
   }
 
   // --- what it shows (report.ts) -----------------------------------------------------------
@@ -462,6 +315,7 @@ export class Demo {
     await this.#watch?.stop().catch(() => undefined);
     await this.#prom?.stop();
     await this.#stack?.stop();
+    await this.#hw?.sim.close().catch(() => undefined);
     await this.#admin?.close();
   }
 }

@@ -24,6 +24,8 @@ import { startWebhook, type WebhookHandle } from '../harness/webhook.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export const LIFECYCLE_CONTROLLERS = ['maintenance', 'approval', 'budget'] as const;
+/** What acts 6 and 7 add: BIOS/BMC objects and their Sets, and MaintenancePipelines. */
+export const FIRMWARE_CONTROLLERS = ['firmware', 'pipeline'] as const;
 
 /** A controller process, however it was started. */
 export interface ControllerProcess {

@@ -20,16 +20,18 @@ async function demo(...args: string[]): Promise<{ code: number; out: string }> {
 }
 
 describe('demo usage', () => {
-  it('answers --help, --servers abc and --racks 0 without starting anything', async () => {
-    const [help, servers, racks] = await Promise.all([
+  it('answers --help, --servers abc, --racks 0 and --acts 1,8 without starting anything', async () => {
+    const [help, servers, racks, acts] = await Promise.all([
       demo('--help'),
       demo('--dir', '/nonexistent', '--servers', 'abc'),
       demo('--dir', '/nonexistent', '--racks', '0'),
+      demo('--dir', '/nonexistent', '--acts', '1,8'),
     ]);
     expect(help).toMatchObject({ code: 0, out: expect.stringContaining('--servers <n>') });
     expect(servers).toMatchObject({ code: 2, out: expect.stringContaining('"abc" is not a whole number') });
     expect(racks).toMatchObject({ code: 2, out: expect.stringContaining('must be at least 1, got 0') });
-    for (const r of [help, servers, racks]) expect(r.out).not.toContain('starting a control plane');
+    expect(acts).toMatchObject({ code: 2, out: expect.stringContaining('acts are 1 to 7') });
+    for (const r of [help, servers, racks, acts]) expect(r.out).not.toContain('starting a control plane');
   }, 55_000);
 
   it('refuses act 3 with one tenant, which has no standing approver, and plays acts 1 and 2 without it', async () => {

@@ -186,3 +186,90 @@ export async function snapshotConfigMap(
     },
   };
 }
+
+/** Parsed JSON lines of a log text (pino); other lines are skipped. */
+export function jsonLines(text: string): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    try {
+      out.push(JSON.parse(line) as Record<string, unknown>);
+    } catch {
+      // a line cut by the container's end
+    }
+  }
+  return out;
+}
+
+/**
+ * What a suite reads of a binary's logs, in cluster mode: the logs of every current pod of its
+ * Deployment, through the API (pods/log, what `kubectl logs` reads). A replaced pod's lines are gone,
+ * as in a cluster. `logs` is what the last read saw; waitForLog reads again until a line matches.
+ */
+export interface InstalledLogs {
+  name: string;
+  logs: Record<string, unknown>[];
+  refresh(): Promise<Record<string, unknown>[]>;
+  waitForLog(
+    pred: (line: Record<string, unknown>) => boolean,
+    timeoutMs?: number,
+  ): Promise<Record<string, unknown>>;
+}
+
+export function installedLogs(admin: KubeClient, binary: InstalledBinary): InstalledLogs {
+  const podsApi = admin.resource<PodObject>(Core.Pod);
+  const logs: InstalledLogs = {
+    name: binary.binary,
+    logs: [],
+    async refresh() {
+      const pods = (await binary.pods()).filter((p) => p.status?.phase === 'Running');
+      const texts = await Promise.all(
+        pods.map((p) =>
+          admin
+            .requestText('GET', `${podsApi.path(binary.namespace, p.metadata.name)}/log`, {
+              query: { container: p.spec.containers[0]?.name },
+            })
+            .catch((e: unknown) => {
+              if (isNotFound(e)) return '';
+              throw e;
+            }),
+        ),
+      );
+      logs.logs = texts.flatMap(jsonLines);
+      return logs.logs;
+    },
+    waitForLog(pred, timeoutMs = 10_000) {
+      return waitFor(
+        `a log line of ${binary.binary} (pods/log)`,
+        async () => (await logs.refresh()).find(pred),
+        { timeoutMs, intervalMs: 500 },
+      );
+    },
+  };
+  return logs;
+}
+
+/**
+ * The Prometheus text the leader of `binary` serves on its ops port, through the API server's pod
+ * proxy (what a port-forward reaches): the leader is the pod whose name starts the holder identity
+ * of the binary's Lease (`<hostname>_<pid>`, and a pod's hostname is its name).
+ */
+export async function leaderMetrics(
+  admin: KubeClient,
+  binary: InstalledBinary,
+  opsPort = 8081,
+): Promise<string> {
+  const lease = await admin
+    .resource<KubeObject & { spec?: { holderIdentity?: string } }>(Core.Lease)
+    .get(binary.binary, binary.namespace);
+  const holder = lease.spec?.holderIdentity ?? '';
+  const pods = (await binary.pods()).filter(isPodReady);
+  const leader = pods.find((p) => holder.startsWith(`${p.metadata.name}_`));
+  if (!leader)
+    throw new Error(
+      `no ready pod of ${binary.binary} holds its Lease (holder ${holder || 'none'}; pods ` +
+        `${pods.map((p) => p.metadata.name).join(', ') || 'none'})`,
+    );
+  const path = `${admin.resource(Core.Pod).path(binary.namespace, `${leader.metadata.name}:${opsPort}`)}/proxy/metrics`;
+  return admin.requestText('GET', path);
+}

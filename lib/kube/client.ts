@@ -205,6 +205,16 @@ export class KubeClient {
 
   /** One request; non-2xx answers become KubeApiError carrying the Status. */
   async request<T>(method: Dispatcher.HttpMethod, path: string, options: RequestOptions = {}): Promise<T> {
+    const text = await this.requestText(method, path, options);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** One request whose answer is text, not JSON (pods/log); non-2xx answers become KubeApiError. */
+  async requestText(
+    method: Dispatcher.HttpMethod,
+    path: string,
+    options: RequestOptions = {},
+  ): Promise<string> {
     const timeoutMs = options.timeoutMs ?? this.#timeoutMs;
     const startedAt = Date.now();
     let res: Dispatcher.ResponseData;
@@ -218,9 +228,7 @@ export class KubeClient {
       throw new KubeTransportError(method, path, e);
     }
     this.#record(method, path, options, res.statusCode, startedAt);
-    if (res.statusCode >= 200 && res.statusCode < 300) {
-      return (text ? JSON.parse(text) : undefined) as T;
-    }
+    if (res.statusCode >= 200 && res.statusCode < 300) return text;
     throw new KubeApiError(method, path, res.statusCode, parseStatus(text, res.statusCode));
   }
 

@@ -9,7 +9,12 @@ let passed = 0;
 let failed = 0;
 const failures = [];
 const files = readdirSync(dir).filter((f) => f.endsWith('.json'));
-const expectedReports = ['jest-unit.json', 'jest-integration.json', 'jest-integration-waits.json', 'jest-cluster-mode.json'];
+const expectedReports = [
+  'jest-unit.json',
+  'jest-integration.json',
+  'jest-integration-waits.json',
+  'jest-cluster-mode.json',
+];
 for (const expected of expectedReports) {
   if (!files.includes(expected)) {
     failed++;

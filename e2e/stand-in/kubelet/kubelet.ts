@@ -24,6 +24,7 @@ import {
   type PodHost,
   type PodObject,
 } from './pod-plan.js';
+import { KUBELET_PORT, startLogServer } from './log-server.js';
 import { probe, startContainer, stopContainer, type ContainerProcess } from './runtime.js';
 import { podVolumes, type PodVolumes } from './volumes.js';
 
@@ -75,6 +76,7 @@ function nodeStatus(nodeIP: string, now: string, since: string): Record<string, 
       heartbeat('DiskPressure', 'False', 'KubeletHasNoDiskPressure'),
       heartbeat('PIDPressure', 'False', 'KubeletHasSufficientPID'),
     ],
+    daemonEndpoints: { kubeletEndpoint: { Port: KUBELET_PORT } },
     nodeInfo: {
       kubeletVersion: 'stand-in',
       operatingSystem: 'linux',
@@ -298,6 +300,7 @@ export async function startStandInKubelet(client: KubeClient, opts: KubeletOptio
       .finally(() => {
         workers.delete(uid);
         addresses.delete(uid);
+        for (const [k, p] of byName) if (p.metadata.uid === uid) byName.delete(k);
       });
   };
   const seen = (p: PodObject) => {
@@ -320,10 +323,16 @@ export async function startStandInKubelet(client: KubeClient, opts: KubeletOptio
     };
     const worker = new PodWorker(client, p, host, podDir(p), opts);
     workers.set(uid, worker);
+    byName.set(`${p.metadata.namespace}/${p.metadata.name}`, p);
     void worker
       .run()
       .catch((e: Error) => opts.log?.(`pod ${p.metadata.namespace}/${p.metadata.name}: ${e.message}`));
   };
+  const byName = new Map<string, PodObject>(); // namespace/name → the pod a worker runs
+  const logs = await startLogServer(opts.dir, opts.nodeIP, (namespace, name, container) => {
+    const p = byName.get(`${namespace}/${name}`);
+    return p && join(podDir(p), `${container}.log`);
+  });
   const informer = new Informer<PodObject>(client.resource<PodObject>(Core.Pod), {
     fieldSelector: `spec.nodeName=${opts.nodeName}`,
   });
@@ -346,6 +355,8 @@ export async function startStandInKubelet(client: KubeClient, opts: KubeletOptio
     async stop() {
       clearInterval(timer);
       await informer.stop();
+      logs.closeAllConnections();
+      await new Promise((resolve) => logs.close(resolve));
       await Promise.all([...workers.values()].map((w) => w.end(0, false)));
       workers.clear();
     },

@@ -1,5 +1,6 @@
 // The stand-in kubelet's container runtime: one container is one `node` process started from the
-// image's files (dist/) in a mount namespace of its own (unshare), where each volume is bind-mounted at
+// image's files (dist/) in a mount and UTS namespace of its own (unshare; its hostname is the pod's
+// name, as in a pod), where each volume is bind-mounted at
 // its mountPath — so two pods of different ServiceAccounts each read their own token at the one path
 // in-cluster config knows. /run (and so /var/run, where the token is mounted) is a private tmpfs in
 // that namespace; any other mount point is made on the host as an empty directory, since the host's
@@ -19,6 +20,7 @@ export function mountable(path: string): boolean {
 // Runs as `sh -c SCRIPT sh SRC DST RO ... -- node ARGS`: the mounts, then exec (the pid stays the node's).
 const SCRIPT = [
   'set -e',
+  'hostname "$POD_HOSTNAME"',
   'mount -t tmpfs -o mode=0755 tmpfs /run',
   'while [ "$1" != "--" ]; do',
   '  mkdir -p "$2"; mount --bind "$1" "$2"',
@@ -52,6 +54,7 @@ export function startContainer(
     'unshare',
     [
       '--mount',
+      '--uts',
       '--propagation',
       'private',
       '--',
@@ -73,6 +76,8 @@ export function startContainer(
         NODE_ENV: 'production',
         HOME: options.podDir,
         ...plan.env,
+        // The pod's hostname is its name, set by the script in the container's own UTS namespace.
+        POD_HOSTNAME: plan.env.HOSTNAME ?? '',
       },
       stdio: ['ignore', log, log],
     },

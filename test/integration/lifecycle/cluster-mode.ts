@@ -14,10 +14,13 @@ import { REPO_ROOT } from '../../../e2e/harness/control-plane.js';
 import { waitFor } from '../../../e2e/harness/env.js';
 import {
   installedBinary,
+  installedLogs,
   installNamespace,
   snapshotConfigMap,
   type InstalledBinary,
 } from '../../../e2e/harness/installed.js';
+import type { RunningBinary } from '../../../e2e/harness/processes.js';
+import { localOnly } from '../../../e2e/harness/target.js';
 import { probe } from '../../../e2e/harness/webhook.js';
 import { CLAIM_FINALIZER } from '../../../e2e/sim/fleet/decisions.js';
 import { FLEET_LABEL } from '../../../e2e/sim/fleet/fleet.js';
@@ -131,5 +134,37 @@ export async function deleteCreated(
       return created.namespaces.every((n) => !all.has(n));
     },
     { timeoutMs, intervalMs: 500 },
+  );
+}
+
+/**
+ * `lc.controllers[name]` in cluster mode: a binary's log lines, read through the API from its pods
+ * (installedLogs); its process (proc, exited, stop) exists only locally and says so.
+ */
+export function clusterBinaries(
+  admin: KubeClient,
+  installed: Record<string, InstalledBinary>,
+  why: string,
+): Record<string, RunningBinary> {
+  return Object.fromEntries(
+    Object.entries(installed).map(([name, binary]) => {
+      const logs = installedLogs(admin, binary);
+      const local = localOnly<RunningBinary>(`lc.controllers['${name}']`, why);
+      const view = {
+        name,
+        get logs() {
+          return logs.logs;
+        },
+        waitForLog: (pred, timeoutMs) => logs.waitForLog(pred, timeoutMs),
+        get proc() {
+          return local.proc;
+        },
+        get exited() {
+          return local.exited;
+        },
+        stop: (signal, timeoutMs) => local.stop(signal, timeoutMs),
+      } satisfies RunningBinary;
+      return [name, view];
+    }),
   );
 }

@@ -48,10 +48,10 @@ import {
   ServerMaintenanceResource,
   ServerResource,
 } from '../../../lib/kube/kinds.js';
-import type { InstalledBinary } from '../../../e2e/harness/installed.js';
+import { leaderMetrics, type InstalledBinary } from '../../../e2e/harness/installed.js';
 import { inCluster, localOnly, TargetError } from '../../../e2e/harness/target.js';
 import type { StateRecord } from './history.js';
-import { deleteCreated, installedLifecycle, type Created } from './cluster-mode.js';
+import { clusterBinaries, deleteCreated, installedLifecycle, type Created } from './cluster-mode.js';
 
 export type ControllerName =
   'maintenance-controller' | 'approval-controller' | 'budget-controller' | 'drain-controller';
@@ -220,7 +220,8 @@ export async function startLifecycle(options: LifecycleOptions = {}): Promise<Li
 }
 
 const CLUSTER_ONLY_HERE =
-  'in cluster mode the binaries run in their pods (lc.installed[name]: Deployment, pods, kill by pod delete)';
+  'in cluster mode the binaries run in their pods: their logs are read through the API ' +
+  '(lc.controllers[name].logs, waitForLog), their pods are lc.installed[name] (kill by pod delete)';
 
 /** The same world against the installed system (E2E_TARGET=cluster). */
 async function startInCluster(options: LifecycleOptions): Promise<Lifecycle> {
@@ -243,7 +244,7 @@ async function startInCluster(options: LifecycleOptions): Promise<Lifecycle> {
   const lc: Lifecycle = {
     ...world,
     webhook: localOnly<WebhookHandle>('lc.webhook', CLUSTER_ONLY_HERE),
-    controllers: localOnly<Record<ControllerName, RunningBinary>>('lc.controllers', CLUSTER_ONLY_HERE),
+    controllers: clusterBinaries(admin, installed, CLUSTER_ONLY_HERE),
     installed,
     async kill(name, signal = 'SIGKILL') {
       killed.set(name, await installed[name]!.kill(signal));
@@ -534,8 +535,12 @@ export async function caseBudget(
   );
 }
 
-/** The Prometheus text a running controller serves at /metrics (its ops port is in its log). */
+/**
+ * The Prometheus text a running controller serves at /metrics: locally its ops port is in its log; in
+ * cluster mode the leader pod's, through the API server's pod proxy.
+ */
 export async function metricsOf(lc: Lifecycle, name: ControllerName): Promise<string> {
+  if (inCluster()) return leaderMetrics(lc.admin, lc.installed![name]!);
   const line = await lc.controllers[name].waitForLog(
     (l) => typeof l.port === 'number' && String(l.msg).startsWith('ops server'),
   );

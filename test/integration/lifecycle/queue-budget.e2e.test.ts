@@ -168,6 +168,7 @@ describe('budgets count every kind of unavailability', () => {
     const ofBudget = (decision: string) => (l: Record<string, unknown>) =>
       l.decision === decision && l.budget === `ServerDisruptionBudget ${budget.metadata.name!}`;
     const budgetLogs = lc.controllers['budget-controller'];
+    await budgetLogs.waitForLog(ofBudget('BudgetExhausted'));
     expect(budgetLogs.logs.filter(ofBudget('BudgetExhausted'))).toEqual([
       expect.objectContaining({
         level: 40,
