@@ -37,7 +37,8 @@ import { FleetWatch } from '../e2e/demo/watch.js';
 import { generateTls } from '../e2e/sim/bmc/tls.js';
 import { idealSchedule } from './firmware/ideal.js';
 import { countApplies } from './firmware/ledger.js';
-import { benchPolicy, holdSummary, slotAccount, waitFor, type SetStatus } from './firmware/report.js';
+import { benchPolicy, holdSummary, slotAccount, type SetStatus } from './firmware/report.js';
+import { waitFor } from './wait.js';
 import { cpuSeconds, ended, gangsOf } from './firmware/probe.js';
 import { seedWorld, type World } from './firmware/world.js';
 

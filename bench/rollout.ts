@@ -34,6 +34,7 @@ import { LIFECYCLE_CONTROLLERS, Stack, memoryMiB } from '../e2e/demo/stack.js';
 import { FleetWatch } from '../e2e/demo/watch.js';
 import { IdleSlotOracle, type IdleSlotReport } from '../e2e/harness/idle-slot.js';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { waitFor } from './wait.js';
 
 const int = (v: string) => Number.parseInt(v, 10);
 const o = new Command()
@@ -60,19 +61,6 @@ const log = (msg: string) =>
 const started = Date.now();
 
 const { dir, teardown: cleanup } = scratchControlPlaneDir('bench-rollout-');
-
-async function waitFor(
-  what: string,
-  probe: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  everyMs = 250,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
-    await sleep(everyMs);
-  }
-}
 
 /** Objects of a resource in a controller's cache (metal_informer_objects); undefined: it has no such cache. */
 async function cached(stack: Stack, controller: string, resource: string): Promise<number | undefined> {

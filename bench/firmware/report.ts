@@ -1,5 +1,4 @@
 // The benchmark's policy and the figures it derives from what the watch recorded.
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { MaintenanceRecord } from '../../e2e/demo/watch.js';
 import { formatPolicyErrors, mergeOntoDefaults, validatePolicy } from '../../policies/validate.js';
 
@@ -51,19 +50,6 @@ export function benchPolicy(
   const v = validatePolicy(doc);
   if (!v.ok) throw new Error(`bench policy: ${formatPolicyErrors(v.errors)}`);
   return doc;
-}
-
-export async function waitFor(
-  what: string,
-  probe: () => boolean | Promise<boolean>,
-  timeoutMs: number,
-  everyMs = 250,
-): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms: ${what}`);
-    await sleep(everyMs);
-  }
 }
 
 const mean = (xs: number[]) => (xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN);

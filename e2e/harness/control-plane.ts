@@ -89,6 +89,21 @@ export function controlPlaneDownSync(dir: string): void {
 }
 
 /**
+ * Stops the control plane in `dir` when this process exits, unless `stopped()` says its owner already
+ * did: it runs in its own session (setsid), so nothing else would.
+ */
+export function downOnExit(dir: string, stopped: () => boolean): void {
+  process.once('exit', () => {
+    if (stopped()) return;
+    try {
+      controlPlaneDownSync(dir);
+    } catch {
+      // already down
+    }
+  });
+}
+
+/**
  * A scratch directory for a script's own control plane, torn down (processes stopped, directory
  * removed) exactly once: by `teardown()`, on exit, or on SIGINT/SIGTERM (which then exit 130).
  */

@@ -13,6 +13,7 @@ import { Core } from '../../lib/kube/resources.js';
 import type { KubeObject } from '../../api/schema/meta.js';
 import {
   controlPlaneDownSync,
+  downOnExit,
   controlPlaneUp,
   startApiserver,
   stopApiserver,
@@ -94,14 +95,7 @@ export async function startWorkloadCluster(prefix = 'metal-workload-'): Promise<
     }
     rmSync(dir, { recursive: true, force: true });
   };
-  process.once('exit', () => {
-    if (stopped) return;
-    try {
-      controlPlaneDownSync(dir);
-    } catch {
-      // already down
-    }
-  });
+  downOnExit(dir, () => stopped);
   try {
     const cp = await controlPlaneUp(dir);
     const k = cp.kubeconfig;

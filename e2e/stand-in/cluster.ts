@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeClient } from '../../lib/kube/client.js';
 import { startCertManager, type CertManager } from '../harness/cert-manager.js';
-import { REPO_ROOT, controlPlaneDownSync, controlPlaneUp } from '../harness/control-plane.js';
+import { REPO_ROOT, controlPlaneDownSync, controlPlaneUp, downOnExit } from '../harness/control-plane.js';
 import { prepareDist } from '../harness/dist.js';
 import { installedBinary } from '../harness/installed.js';
 import { kubectl } from '../harness/k8s-tools.js';
@@ -72,15 +72,7 @@ export async function startStandInCluster(
     }
     if (!process.env.METAL_STAND_IN_KEEP) rmSync(dir, { recursive: true, force: true });
   };
-  // The control plane runs in its own session (setsid): stop it even when this process dies early.
-  process.once('exit', () => {
-    if (stopped) return;
-    try {
-      controlPlaneDownSync(dir);
-    } catch {
-      // already down
-    }
-  });
+  downOnExit(dir, () => stopped);
   try {
     const t0 = Date.now();
     const cp = await controlPlaneUp(dir, { profile: 'cluster' });
