@@ -27,6 +27,7 @@ import { promisify } from 'node:util';
 import { Command } from 'commander';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { claimProviderID } from '../contract/names.js';
+import { waitFor } from './wait.js';
 import { Core } from '../lib/kube/resources.js';
 import { k8sToolPath } from '../e2e/harness/k8s-tools.js';
 import { REPO_ROOT, scratchControlPlaneDir } from '../e2e/harness/control-plane.js';
@@ -57,18 +58,9 @@ const log = (msg: string) =>
 const nodeName = (i: number) => `node-${i}`;
 const ROUND_TIMEOUT_MS = 30 * 60_000;
 
-async function until(
-  what: string,
-  probe: () => Promise<boolean>,
-  timeoutMs = ROUND_TIMEOUT_MS,
-  everyMs = 250,
-) {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await probe())) {
-    if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
-    await sleep(everyMs);
-  }
-}
+/** bench/wait.ts's wait with the round's timeout by default. */
+const until = (what: string, probe: () => Promise<boolean>, timeoutMs = ROUND_TIMEOUT_MS, everyMs = 250) =>
+  waitFor(what, probe, timeoutMs, everyMs);
 
 /** user + system seconds of a process so far (/proc/<pid>/stat, clock ticks of 100 Hz). */
 async function cpuSeconds(pid: number | undefined): Promise<number> {
