@@ -25,15 +25,8 @@ import type { KubeObject } from '../../../api/schema/meta.js';
 import { KubeClient, type ResourceClient } from '../../../lib/kube/client.js';
 import { Informer } from '../../../lib/kube/informer.js';
 import { Core, objectKey } from '../../../lib/kube/resources.js';
-import { isNotFound } from '../../../lib/kube/errors.js';
 import { POLICY_CONFIGMAP } from '../../../policies/schema.js';
-import {
-  adminClient,
-  freshNamespace,
-  uniqueName,
-  waitFor,
-  type WaitOptions,
-} from '../../../e2e/harness/env.js';
+import { adminClient, freshNamespace, uniqueName, waitFor } from '../../../e2e/harness/env.js';
 import { kubeconfigForBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
 import { spawnShipped } from '../../../e2e/harness/deployed.js';
 import { prepareDist, SHORT_LEASE_ARGS } from '../../../e2e/harness/dist.js';
@@ -48,7 +41,7 @@ import {
   ServerMaintenanceResource,
   ServerResource,
 } from '../../../lib/kube/kinds.js';
-import { leaderMetrics, type InstalledBinary } from '../../../e2e/harness/installed.js';
+import type { InstalledBinary } from '../../../e2e/harness/installed.js';
 import { inCluster, localOnly, TargetError } from '../../../e2e/harness/target.js';
 import type { StateRecord } from './history.js';
 import { clusterBinaries, deleteCreated, installedLifecycle, type Created } from './cluster-mode.js';
@@ -439,75 +432,7 @@ async function seed(lc: Lifecycle, caseName: string, o: FleetOptions, created?: 
   return { name: id, servers: names, claims, tenant };
 }
 
-// ---------------------------------------------------------------- reading and waiting
-
-export const stateOf = (m: ServerMaintenance | undefined) => m?.status?.state ?? 'Pending';
-export const conditionOf = (m: ServerMaintenance | undefined, type: string) =>
-  m?.status?.conditions?.find((c) => c.type === type);
-
-export async function getMaintenance(lc: Lifecycle, name: string): Promise<ServerMaintenance | undefined> {
-  return lc.maintenances.find(name, lc.ns);
-}
-
-/** Waits until the maintenance satisfies `pred`; returns it. */
-export function waitForMaintenance(
-  lc: Lifecycle,
-  name: string,
-  what: string,
-  pred: (m: ServerMaintenance) => boolean,
-  options: WaitOptions = {},
-): Promise<ServerMaintenance> {
-  let last: ServerMaintenance | undefined;
-  return waitFor(
-    `${name}: ${what}`,
-    async () => {
-      const m = await getMaintenance(lc, name);
-      last = m;
-      return m && pred(m) ? m : undefined;
-    },
-    { timeoutMs: 30_000, intervalMs: 200, ...options },
-  ).catch((e: unknown) => {
-    // Say where it stood: state and conditions are what a person would look at first.
-    const conditions = (last?.status?.conditions ?? []).map(
-      (c) => `${c.type}=${c.status}/${c.reason}: ${c.message}`,
-    );
-    throw new Error(
-      `${(e as Error).message}; last seen: state ${last?.status?.state ?? '(none)'}; ${conditions.join('; ')}`,
-    );
-  });
-}
-
-export function waitForState(lc: Lifecycle, name: string, state: string, options: WaitOptions = {}) {
-  return waitForMaintenance(lc, name, `state ${state}`, (m) => stateOf(m) === state, options);
-}
-
-export async function waitForGone(lc: Lifecycle, name: string, options: WaitOptions = {}): Promise<void> {
-  await waitFor(`${name} deleted`, async () => !(await getMaintenance(lc, name)), {
-    timeoutMs: 60_000,
-    intervalMs: 200,
-    ...options,
-  });
-}
-
-/** Deletes a maintenance ("done") if it still exists. */
-export async function finish(lc: Lifecycle, name: string): Promise<void> {
-  try {
-    await lc.maintenances.delete(name, { namespace: lc.ns });
-  } catch (e) {
-    if (!isNotFound(e)) throw e;
-  }
-}
-
-/** Events about one object in a namespace (events.k8s.io), by reason. */
-export async function eventsFor(
-  admin: KubeClient,
-  namespace: string,
-  name: string,
-): Promise<{ reason: string; type: string; note?: string }[]> {
-  type Ev = KubeObject & { reason: string; type: string; note?: string; regarding: { name?: string } };
-  const list = await admin.resource<Ev>(Core.Event).list({ namespace });
-  return list.items.filter((e) => e.regarding.name === name);
-}
+export * from './queries.js';
 
 /** A fleet budget over exactly one case's servers (or over the servers `matchLabels` selects). */
 export async function caseBudget(
@@ -533,19 +458,6 @@ export async function caseBudget(
     },
     { timeoutMs: 20_000 },
   );
-}
-
-/**
- * The Prometheus text a running controller serves at /metrics: locally its ops port is in its log; in
- * cluster mode the leader pod's, through the API server's pod proxy.
- */
-export async function metricsOf(lc: Lifecycle, name: ControllerName): Promise<string> {
-  if (inCluster()) return leaderMetrics(lc.admin, lc.installed![name]!);
-  const line = await lc.controllers[name].waitForLog(
-    (l) => typeof l.port === 'number' && String(l.msg).startsWith('ops server'),
-  );
-  const res = await fetch(`http://127.0.0.1:${Number(line.port)}/metrics`);
-  return res.text();
 }
 
 export const claimKey = (c: { namespace: string; name: string }) => objectKey(c);
