@@ -89,11 +89,10 @@ interface Document {
 const PLUGIN_FIELDS = ['exec', 'auth-provider', 'as', 'as-groups', 'as-uid', 'as-user-extra'] as const;
 
 /** The current context's cluster and user of a kubeconfig document. */
-export async function accessFromKubeconfig(
+function currentEntries(
   text: string,
-  opts: KubeconfigOptions = {},
-): Promise<ClusterAccess> {
-  const source = opts.source ?? 'kubeconfig';
+  source: string,
+): { cluster: ClusterEntry & { server: string }; user: UserEntry } {
   let doc: Document;
   try {
     doc = (parse(text) ?? {}) as Document;
@@ -108,57 +107,90 @@ export async function accessFromKubeconfig(
   if (!context) throw fail(source, `current-context "${contextName}" is not among its contexts`);
   const cluster = doc.clusters?.find((c) => c.name === context.cluster)?.cluster;
   if (!cluster?.server) throw fail(source, `context "${contextName}" names no cluster with a server`);
-  const user = doc.users?.find((u) => u.name === context.user)?.user ?? {};
-  const needsClientNode = PLUGIN_FIELDS.filter((f) => user[f] !== undefined);
-  // Requests go over our own undici pool, which client-node's proxy agent would not be part of.
-  if (cluster['proxy-url'])
-    throw fail(source, 'proxy-url is not supported: the API server must be reachable directly');
-  if (needsClientNode.length > 0) {
-    if (opts.untrusted)
-      throw fail(source, `${needsClientNode.join(', ')} is not allowed here: give static credentials`);
-    return viaClientNode((kc) => kc.loadFromString(text), source);
-  }
-  const file = (field: string, path: string | undefined): string | undefined => {
-    if (path === undefined) return undefined;
-    if (opts.untrusted) throw fail(source, `${field} names a file; only inline data is allowed here`);
-    const at = isAbsolute(path) || !opts.baseDir ? path : join(opts.baseDir, path);
-    try {
-      return readFileSync(at, 'utf8');
-    } catch (e) {
-      throw fail(source, `${field} ${at}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}`);
-    }
+  return {
+    cluster: { ...cluster, server: cluster.server },
+    user: doc.users?.find((u) => u.name === context.user)?.user ?? {},
   };
-  const data = (b64: string | undefined) =>
-    b64 === undefined ? undefined : Buffer.from(b64, 'base64').toString('utf8');
-  const tls: TlsMaterial = {
-    ca:
-      data(cluster['certificate-authority-data']) ??
-      file('certificate-authority', cluster['certificate-authority']),
-    cert: data(user['client-certificate-data']) ?? file('client-certificate', user['client-certificate']),
-    key: data(user['client-key-data']) ?? file('client-key', user['client-key']),
+}
+
+/** Reads what a field names: its inline data, else its file (resolved against baseDir). */
+function reader(source: string, opts: KubeconfigOptions) {
+  const path = (field: string, p: string | undefined): string | undefined => {
+    if (p === undefined) return undefined;
+    if (opts.untrusted) throw fail(source, `${field} names a file; only inline data is allowed here`);
+    return isAbsolute(p) || !opts.baseDir ? p : join(opts.baseDir, p);
+  };
+  return {
+    path,
+    read(field: string, data: string | undefined, file: string | undefined): string | undefined {
+      if (data !== undefined) return Buffer.from(data, 'base64').toString('utf8');
+      const at = path(field, file);
+      if (at === undefined) return undefined;
+      try {
+        return readFileSync(at, 'utf8');
+      } catch (e) {
+        throw fail(source, `${field} ${at}: ${(e as NodeJS.ErrnoException).code ?? 'unreadable'}`);
+      }
+    },
+  };
+}
+
+function tlsOf(cluster: ClusterEntry, user: UserEntry, r: ReturnType<typeof reader>): TlsMaterial {
+  return {
+    ca: r.read(
+      'certificate-authority',
+      cluster['certificate-authority-data'],
+      cluster['certificate-authority'],
+    ),
+    cert: r.read('client-certificate', user['client-certificate-data'], user['client-certificate']),
+    key: r.read('client-key', user['client-key-data'], user['client-key']),
     rejectUnauthorized: cluster['insecure-skip-tls-verify'] !== true,
     ...(cluster['tls-server-name'] ? { servername: cluster['tls-server-name'] } : {}),
   };
-  if (Boolean(tls.cert) !== Boolean(tls.key))
-    throw fail(source, 'a client certificate needs both the certificate and its key');
-  if (user.tokenFile && opts.untrusted)
-    throw fail(source, 'tokenFile names a file; only inline data is allowed here');
-  const tokenPath =
-    user.tokenFile && !isAbsolute(user.tokenFile) && opts.baseDir
-      ? join(opts.baseDir, user.tokenFile)
-      : user.tokenFile;
-  const headers = (): Record<string, string> => {
+}
+
+/** The user's static credential as headers: a token, a token file (read each time), basic auth. */
+function headersOf(
+  user: UserEntry,
+  tokenPath: string | undefined,
+  source: string,
+): () => Record<string, string> {
+  return (): Record<string, string> => {
     if (user.token) return { authorization: `Bearer ${user.token}` };
     if (tokenPath) return { authorization: `Bearer ${readToken(tokenPath, source)}` };
-    if (user.username !== undefined && user.password !== undefined)
-      return {
-        authorization: `Basic ${Buffer.from(`${user.username}:${user.password}`).toString('base64')}`,
-      };
+    if (user.username !== undefined && user.password !== undefined) {
+      const basic = Buffer.from(`${user.username}:${user.password}`).toString('base64');
+      return { authorization: `Basic ${basic}` };
+    }
     return {};
   };
-  const credentials = () => settled(headers);
+}
+
+/** Access from a kubeconfig document's current context. */
+export async function accessFromKubeconfig(
+  text: string,
+  opts: KubeconfigOptions = {},
+): Promise<ClusterAccess> {
+  const source = opts.source ?? 'kubeconfig';
+  const { cluster, user } = currentEntries(text, source);
+  // Requests go over our own undici pool, which client-node's proxy agent would not be part of.
+  if (cluster['proxy-url'])
+    throw fail(source, 'proxy-url is not supported: the API server must be reachable directly');
+  const plugins = PLUGIN_FIELDS.filter((f) => user[f] !== undefined);
+  if (plugins.length > 0) {
+    if (opts.untrusted)
+      throw fail(source, `${plugins.join(', ')} is not allowed here: give static credentials`);
+    return viaClientNode((kc) => kc.loadFromString(text), source);
+  }
+  const r = reader(source, opts);
+  const tls = tlsOf(cluster, user, r);
+  if (Boolean(tls.cert) !== Boolean(tls.key))
+    throw fail(source, 'a client certificate needs both the certificate and its key');
+  const tokenPath = r.path('tokenFile', user.tokenFile);
+  // A token file that cannot be read fails now, not at the first request.
   if (tokenPath) readToken(tokenPath, source);
-  return { server: cluster.server.replace(/\/$/, ''), tls, credentials, source };
+  const headers = headersOf(user, tokenPath, source);
+  return { server: cluster.server.replace(/\/$/, ''), tls, credentials: () => settled(headers), source };
 }
 
 /** `f`'s value as a promise, its throw as a rejection. */
