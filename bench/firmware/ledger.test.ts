@@ -11,12 +11,14 @@ function row(bmc: number, system: string, bios: [number, number], bmcCounts: [nu
     biosFlashes: bios[1],
     biosSettingsWrites: 0,
     biosSettingsApplied: 0,
+    biosSettingsDiscards: 0,
     resets: 1,
     bmcReboots: 0,
     bmcLedger: {
       bmcUpdatesStarted: bmcCounts[0],
       bmcFlashes: bmcCounts[1],
       bmcSettingsWrites: 0,
+      bmcSettingsDiscards: 0,
       managerResets: 1,
     },
   };

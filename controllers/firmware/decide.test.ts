@@ -424,6 +424,69 @@ describe('BIOSSettings', () => {
   });
 });
 
+describe('BIOSSettings that fail with values staged', () => {
+  const attrs = { ProcTurboMode: 'Enabled' };
+  it('discards what it staged and no reset applied, then releases the maintenance', async () => {
+    const c = new FakeCluster(
+      'BIOSSettings',
+      biosSettings([{ name: 'a', priority: 1, settings: { ProcTurboMode: 'Disabled' } }]),
+      [server('srv-1')],
+    );
+    const bmc = new FakeBmc({ attributes: attrs });
+    // The reset never applies what is staged: the value stays pending until the reboot timeout.
+    bmc.reset = async () => {
+      await Promise.resolve();
+      bmc.counters.resets++;
+    };
+    let heldAtDiscard: number | undefined;
+    const discard = bmc.discardStaged.bind(bmc);
+    bmc.discardStaged = async (...args) => {
+      heldAtDiscard = c.maintenances.size;
+      return discard(...args);
+    };
+    await toInMaintenance(c, bmc);
+    await c.settle(bmc);
+    expect(bmc.pending).toEqual({ ProcTurboMode: 'Disabled' });
+    c.advance(c.policy.timeouts.reboot);
+    await c.settle(bmc);
+    expect(c.state).toBe('Failed');
+    expect(bmc.counters.discarded).toEqual([['ProcTurboMode']]);
+    expect(heldAtDiscard).toBe(1);
+    expect(bmc.pending).toEqual({});
+    expect(c.condition(C.StagedDiscarded)).toMatchObject({ status: 'True', reason: 'Discarded' });
+    expect(c.maintenances.size).toBe(0);
+  });
+
+  it('a discard the BMC refuses is not retried: the maintenance is released, the condition says what may remain', async () => {
+    const c = new FakeCluster(
+      'BIOSSettings',
+      biosSettings([{ name: 'a', priority: 1, settings: { ProcTurboMode: 'Disabled' } }]),
+      [server('srv-1')],
+    );
+    const bmc = new FakeBmc({ attributes: attrs });
+    bmc.reset = async () => {
+      await Promise.resolve();
+    };
+    let tries = 0;
+    bmc.discardStaged = async () => {
+      await Promise.resolve();
+      tries++;
+      throw Object.assign(new Error('HTTP 400 SYS011 pending values already committed'), {
+        code: 'METAL_ERR_REDFISH_HTTP',
+      });
+    };
+    await toInMaintenance(c, bmc);
+    await c.settle(bmc);
+    c.advance(c.policy.timeouts.reboot);
+    for (let i = 0; i < 5; i++) await c.settle(bmc);
+    expect(c.state).toBe('Failed');
+    expect(tries).toBe(1);
+    expect(c.condition(C.StagedDiscarded)).toMatchObject({ status: 'False', reason: 'DiscardFailed' });
+    expect(c.condition(C.StagedDiscarded)?.message).toContain('ProcTurboMode may apply at the next reset');
+    expect(c.maintenances.size).toBe(0);
+  });
+});
+
 describe('BMCSettings', () => {
   it('records what was applied per item and attribute (ETag and value hash)', async () => {
     const obj = {

@@ -128,6 +128,7 @@ const ACTION_LABEL: Record<FirmwareAction['kind'], string> = {
   simpleUpdate: 'starting SimpleUpdate',
   reset: 'resetting',
   writeAttributes: 'writing the attributes',
+  discardStaged: 'discarding the staged attributes',
   clearOperation: 'removing the operation annotation',
 };
 
@@ -148,6 +149,12 @@ export function onActionError(
 ): Decision {
   const d = new Draft(kind, obj, ctx);
   const message = `${ACTION_LABEL[action.kind]} failed: ${error.message}`;
+  if (action.kind === 'discardStaged') {
+    // Not tried again: the next pass releases the maintenances, and the condition says what may remain.
+    const text = `${message}; ${action.attributes.join(', ')} may apply at the next reset`;
+    d.cond(C.StagedDiscarded, 'False', 'DiscardFailed', text).event('Warning', 'StagedNotDiscarded', text);
+    return d.act([], 0);
+  }
   if (FATAL_CODES.has(error.code) && d.phase) return fail(d, world, 'Unsupported', message);
   if (action.kind === 'simpleUpdate') {
     // Not proof that nothing happened: Issuing looks for the task before posting again.

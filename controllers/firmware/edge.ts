@@ -8,6 +8,7 @@ import {
   biosVersion,
   bmcVersion,
   connectBmc,
+  discardPending,
   interpretMonitor,
   isRedfishError,
   linkOf,
@@ -247,6 +248,15 @@ export class RedfishFirmware implements FirmwarePort {
       );
       if (target === 'BIOS') await setBiosAttributes(bmc, values, { applyTime: 'OnReset' });
       else await setManagerAttributes(bmc, values);
+    });
+  }
+
+  discardStaged(access: BmcAccess, target: Target, attributes: string[]): Promise<void> {
+    return this.#with(access, 'discardStaged', async (bmc) => {
+      const states: SettingsState[] =
+        target === 'BIOS' ? [await readBios(bmc)] : await readManagerAttributes(bmc);
+      for (const state of states)
+        await discardPending(bmc.client, state, attributes, { applyTime: 'OnReset' });
     });
   }
 

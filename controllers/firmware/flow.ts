@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import type { Draft } from './draft.js';
 import { formatMs, inPhaseMs } from './draft.js';
 import { evaluateGate, maintenanceName, releaseAll, refsOf } from './maintenance.js';
+import { discardBeforeRelease } from './settings.js';
 import {
   ATTEMPT_ANNOTATION,
   ConditionTypes as C,
@@ -46,6 +47,7 @@ export function startAttempt(d: Draft, world: FirmwareWorld, why: string): Decis
   if (d.obj.metadata.annotations?.[OPERATION_ANNOTATION] === OPERATION_RETRY)
     actions.push({ kind: 'clearOperation' });
   d.drop(C.Failed);
+  d.drop(C.StagedDiscarded);
   d.status.upgradeTask = undefined;
   // A settings attempt proves each item again: the last attempt's records (flowState, appliedETags)
   // say what was true then, and an item still marked Applied would be skipped without a write (a
@@ -108,6 +110,8 @@ export function retryDelayMs(d: Draft, reason: string, world: FirmwareWorld): nu
 /** A Failed object: released maintenances stay released; retried by hand or after the backoff. */
 export function decideFailed(d: Draft, world: FirmwareWorld): Decision {
   const release = releaseAll(world);
+  const discard = discardBeforeRelease(d, world, release);
+  if (discard) return discard;
   if (d.obj.metadata.annotations?.[OPERATION_ANNOTATION] === OPERATION_RETRY) {
     if (release.length > 0) return d.act(release, 0);
     d.status.failedAttempts = d.attempt + 1;

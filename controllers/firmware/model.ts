@@ -67,6 +67,8 @@ export const ConditionTypes = {
   VersionUpgradeCompleted: 'VersionUpgradeCompleted',
   /** The settings read back equal the requested ones. */
   SettingsApplied: 'SettingsApplied',
+  /** Failed settings: what it staged and no reset applied was discarded before the release. */
+  StagedDiscarded: 'StagedDiscarded',
   /** Failed: the reason says why, the message names the phase and the BMC's last answer. */
   Failed: 'Failed',
 } as const;
@@ -131,6 +133,8 @@ export type FirmwareAction =
   | { kind: 'simpleUpdate'; target: Target; image: ImageRequest }
   | { kind: 'reset'; target: Target }
   | { kind: 'writeAttributes'; target: Target; attributes: Record<string, string> }
+  /** Puts the current values back over these staged ones, so no later reset applies them. */
+  | { kind: 'discardStaged'; target: Target; attributes: string[] }
   /** Removes `metal.ironcore.dev/operation: retry` once the retry is under way. */
   | { kind: 'clearOperation' };
 

@@ -68,8 +68,13 @@ export interface FirmwarePort {
   ): Promise<ActionResult>;
   reset(access: BmcAccess, target: Target): Promise<void>;
   writeAttributes(access: BmcAccess, target: Target, attributes: Record<string, string>): Promise<void>;
+  /** Discards what is staged for these attributes (their current values written over it). */
+  discardStaged(access: BmcAccess, target: Target, attributes: string[]): Promise<void>;
   close(): Promise<void>;
 }
 
 /** The actions the port runs (the rest are Kubernetes writes). */
-export type PortAction = Extract<FirmwareAction, { kind: 'simpleUpdate' | 'reset' | 'writeAttributes' }>;
+export type PortAction = Extract<
+  FirmwareAction,
+  { kind: 'simpleUpdate' | 'reset' | 'writeAttributes' | 'discardStaged' }
+>;

@@ -5,6 +5,7 @@
 //
 //   Pending -> RequestingMaintenance -> WaitingForMaintenance -> Staging <-> Rebooting -> Applied
 import type { SettingsFlowItem } from '../../api/firmware/common.js';
+import type { FirmwareAction } from './model.js';
 import { rfc3339 } from '../../contract/time.js';
 import type { Draft } from './draft.js';
 import { poll, valueHash } from './flow.js';
@@ -153,4 +154,45 @@ export function settingsPhase(d: Draft, world: FirmwareWorld, obs: FirmwareObser
       ? [{ kind: 'writeAttributes' as const, target: TARGET[d.kind], attributes: toWrite }, reset]
       : [reset];
   return d.act(actions, poll(d, 'Rebooting'));
+}
+
+/** The attributes this object staged that no reset applied: pending with its value, current not. */
+export function stagedOf(obj: SettingsObject, attrs: AttributeView): string[] {
+  const wanted = new Map<string, string>();
+  for (const item of orderedFlow(obj))
+    for (const [k, v] of Object.entries(item.settings ?? {})) wanted.set(k, v);
+  return [...wanted]
+    .filter(
+      ([k, v]) => k in attrs.pending && String(attrs.pending[k]) === v && String(attrs.current[k]) !== v,
+    )
+    .map(([k]) => k);
+}
+
+/**
+ * A Failed settings object still holding its maintenances: what it staged and no reset applied is
+ * discarded first, so no reset after the release (outside any maintenance) applies half a flow.
+ * Undefined: nothing to discard, or it cannot be (the release goes ahead; an Event says what may
+ * remain). A discard the BMC refused is not tried again (the StagedDiscarded condition says so).
+ */
+export function discardBeforeRelease(
+  d: Draft,
+  world: FirmwareWorld,
+  release: FirmwareAction[],
+): Decision | undefined {
+  if (d.kind.endsWith('Version') || release.length === 0 || !world.access.ok) return undefined;
+  if (d.status.conditions?.some((c) => c.type === C.StagedDiscarded)) return undefined;
+  const obj = d.obj as SettingsObject;
+  if (!world.bmc)
+    return { kind: 'observe', request: { target: TARGET[d.kind], attributes: attributeNames(obj) } };
+  if (!world.bmc.ok || !world.bmc.observation.attributes) {
+    const why = world.bmc.ok ? 'no attributes read' : world.bmc.error.message;
+    const text = `could not read what is staged (${why}); values staged for ${attributeNames(obj).join(', ')}, if any, may apply at the next reset`;
+    d.cond(C.StagedDiscarded, 'Unknown', 'BMCUnreadable', text).event('Warning', 'StagedUnknown', text);
+    return undefined;
+  }
+  const staged = stagedOf(obj, world.bmc.observation.attributes);
+  if (staged.length === 0) return undefined;
+  const text = `discarded staged ${staged.join(', ')} before releasing the maintenance`;
+  d.cond(C.StagedDiscarded, 'True', 'Discarded', text).event('Normal', 'StagedDiscarded', text);
+  return d.act([{ kind: 'discardStaged', target: TARGET[d.kind], attributes: staged }, ...release], 0);
 }

@@ -75,6 +75,8 @@ async function run(
       return void (await port.reset(access, action.target));
     case 'writeAttributes':
       return void (await port.writeAttributes(access, action.target, action.attributes));
+    case 'discardStaged':
+      return void (await port.discardStaged(access, action.target, action.attributes));
   }
 }
 

@@ -5,6 +5,7 @@ import { FAST_WAIT, openSimBmc, startProfileSim } from '../../e2e/sim/bmc/testin
 import { readBios, setBiosAttributes } from './bios.js';
 import { fetchRegistry, readOnlyAmong } from './registry.js';
 import { RedfishErrorCode } from './errors.js';
+import { discardPending } from './settings.js';
 import { readManagerAttributes, resetManager, setManagerAttributes, waitForManager } from './manager.js';
 import { powerState, restart } from './power.js';
 import { waitForTask } from './tasks.js';
@@ -108,6 +109,26 @@ describe('BIOS settings', () => {
       await bmc.close();
     },
   );
+
+  it('a discard puts the current values back over the staged ones: the next reset applies nothing', async () => {
+    const n = idx('generic', 1);
+    const bmc = await openSimBmc(sim, n);
+    await setBiosAttributes(bmc, { ProcTurboMode: 'Disabled', NumaNodes: 4 }, { applyTime: 'OnReset' });
+    const staged = await readBios(bmc);
+    expect(staged.pending).toEqual({ ProcTurboMode: 'Disabled', NumaNodes: 4 });
+    expect(await discardPending(bmc.client, staged, ['ProcTurboMode', 'BootMode'])).toEqual([
+      'ProcTurboMode',
+    ]);
+    expect((await readBios(bmc)).pending).toEqual({ NumaNodes: 4 });
+    // Nothing staged for these any more: no write at all.
+    expect(await discardPending(bmc.client, await readBios(bmc), ['ProcTurboMode'])).toEqual([]);
+    const [ledger] = sim.ledger().filter((l) => l.bmc === n);
+    expect([ledger?.biosSettingsWrites, ledger?.biosSettingsDiscards]).toEqual([1, 1]);
+    await restart(bmc, FAST_WAIT);
+    await restart(bmc, FAST_WAIT);
+    expect((await readBios(bmc)).current).toMatchObject({ ProcTurboMode: 'Enabled', NumaNodes: 4 });
+    await bmc.close();
+  });
 
   it('Dell: sends an apply time so a job is scheduled, and the job completes at reset', async () => {
     const n = idx('dell', 2);

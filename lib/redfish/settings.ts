@@ -195,6 +195,46 @@ export async function applySettings(
   };
 }
 
+/**
+ * Discards what is staged for `names`: their current values go to the settings object, so the
+ * next reset applies nothing for them. Redfish has no "cancel pending" for `@Redfish.Settings`;
+ * writing the current value over the pending one is what makes the difference vanish. Returns the
+ * names that were pending (none: nothing written).
+ */
+export async function discardPending(
+  client: RedfishClient,
+  state: SettingsState,
+  names: readonly string[],
+  opts: ApplyOptions = {},
+): Promise<string[]> {
+  const staged = names.filter((n) => n in state.pending && n in state.current);
+  if (staged.length === 0) return [];
+  const current = Object.fromEntries(staged.map((n) => [n, state.current[n]]));
+  const { applyTime } = chooseApplyTime(state, opts);
+  const body: Record<string, unknown> = { Attributes: current };
+  if (applyTime) body['@Redfish.SettingsApplyTime'] = { ApplyTime: applyTime };
+  const onResource = state.writePath === state.path;
+  await patchResource(client, state.writePath, body, {
+    etag: onResource ? state.etag : writeEtag(state),
+    readEtag: onResource ? undefined : () => settingsObjectEtag(client, state),
+    signal: opts.signal,
+  });
+  if (state.settingsReadable)
+    await confirmWrite(
+      client,
+      `PATCH ${state.writePath} (discard ${staged.join(', ')})`,
+      () => readSettings(client, state.path),
+      (now) => staged.every((n) => !(n in now.pending)),
+      (now) => `still pending ${JSON.stringify(pick(now.pending, current))}`,
+      { signal: opts.signal, ...opts.confirm },
+    );
+  client.log.info(
+    { event: 'redfish.settings.discarded', path: state.writePath, attributes: staged },
+    'staged settings discarded',
+  );
+  return staged;
+}
+
 /** Every value of `changed` is now current or pending (what a read-back must show after a 2xx). */
 function shows(state: SettingsState, changed: Record<string, unknown>): boolean {
   return Object.entries(changed).every(

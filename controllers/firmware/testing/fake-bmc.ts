@@ -33,7 +33,13 @@ export class FakeBmc implements FirmwarePort {
   outageObservations: number;
   #down = 0;
   #staged: Partial<Record<Target, string>> = {};
-  readonly counters = { updates: 0, resets: 0, writes: 0, written: [] as Record<string, string>[] };
+  readonly counters = {
+    updates: 0,
+    resets: 0,
+    writes: 0,
+    written: [] as Record<string, string>[],
+    discarded: [] as string[][],
+  };
 
   constructor(o: FakeBmcOptions = {}) {
     this.versions = { BIOS: o.bios ?? '1.0.0', BMC: o.bmc ?? '5.0.0' };
@@ -131,6 +137,12 @@ export class FakeBmc implements FirmwarePort {
     this.counters.writes++;
     this.counters.written.push({ ...attributes });
     Object.assign(this.pending, attributes);
+  }
+
+  async discardStaged(_a: BmcAccess, _t: Target, attributes: string[]): Promise<void> {
+    await Promise.resolve();
+    this.counters.discarded.push([...attributes]);
+    for (const name of attributes) delete this.pending[name];
   }
 
   async close(): Promise<void> {}

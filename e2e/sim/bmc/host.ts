@@ -2,6 +2,7 @@
 // boot override, BIOS attributes and version, virtual media, and the server's exactly-once ledger.
 // Several hosts may share one BMC (a chassis manager, a multi-node enclosure); the BMC owns the
 // clock, the ETag versions and the aggregate counters, the host its own state.
+import { isDeepStrictEqual } from 'node:util';
 import type { SimBmc } from './model.js';
 
 export type PowerState = 'On' | 'Off' | 'PoweringOn' | 'PoweringOff';
@@ -37,6 +38,8 @@ export interface HostLedger {
   biosSettingsWrites: number;
   /** Pending BIOS attribute sets that were applied by a boot. */
   biosSettingsApplied: number;
+  /** PATCHes that only put current values back over pending ones (a discard). */
+  biosSettingsDiscards: number;
   /** ComputerSystem.Reset requests accepted, and reboots the BMC started by itself. */
   resets: number;
   bmcReboots: number;
@@ -50,12 +53,33 @@ const INITIAL_BIOS: Record<string, unknown> = {
   AdminPhone: '',
 };
 
+/**
+ * Stages `attrs` in `pending`: a value equal to the current one removes what was pending for it
+ * (the difference is gone, as on real BMCs). True when that is all the PATCH did: a discard.
+ */
+export function stageAttributes(
+  pending: Record<string, unknown>,
+  current: Record<string, unknown>,
+  attrs: Record<string, unknown>,
+): boolean {
+  let discardOnly = true;
+  for (const [k, v] of Object.entries(attrs)) {
+    if (isDeepStrictEqual(current[k], v)) delete pending[k];
+    else {
+      pending[k] = v;
+      discardOnly = false;
+    }
+  }
+  return discardOnly;
+}
+
 export function newHostLedger(): HostLedger {
   return {
     biosUpdatesStarted: 0,
     biosFlashes: 0,
     biosSettingsWrites: 0,
     biosSettingsApplied: 0,
+    biosSettingsDiscards: 0,
     resets: 0,
     bmcReboots: 0,
   };

@@ -119,6 +119,8 @@ export interface BmcLedger {
   bmcFlashes: number;
   /** Accepted PATCHes of BMC (Manager) attributes. */
   bmcSettingsWrites: number;
+  /** PATCHes that only put current values back over pending ones (a discard). */
+  bmcSettingsDiscards: number;
   managerResets: number;
 }
 
@@ -135,7 +137,13 @@ export class SimBmc {
   readonly faults = new FaultSet();
   readonly #now: () => number;
   counters = newCounters();
-  ledger: BmcLedger = { bmcUpdatesStarted: 0, bmcFlashes: 0, bmcSettingsWrites: 0, managerResets: 0 };
+  ledger: BmcLedger = {
+    bmcUpdatesStarted: 0,
+    bmcFlashes: 0,
+    bmcSettingsWrites: 0,
+    bmcSettingsDiscards: 0,
+    managerResets: 0,
+  };
   /** The servers behind this BMC; `hosts[0]` is the one the single-system accessors below mean. */
   readonly hosts: SimHost[];
   managerAttrs = { current: { ...INITIAL_MANAGER_ATTRS }, pending: {} as Record<string, unknown> };

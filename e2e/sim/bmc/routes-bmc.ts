@@ -13,6 +13,7 @@ import {
   type SimRequest,
 } from './reply.js';
 import * as view from './resources.js';
+import { stageAttributes } from './host.js';
 
 export function patchManagerSettings(req: SimRequest): SimReply {
   const bmc = req.bmc;
@@ -31,10 +32,13 @@ export function patchManagerSettings(req: SimRequest): SimReply {
     return fail(400, 'Base.1.12.PropertyNotWritable', `Read-only attributes: ${readOnly.join(', ')}`);
   if (bmc.faults.takeIgnoredWrite('PATCH', req.rel)) return noContent();
   bmc.counters.managerPatches += 1;
-  bmc.ledger.bmcSettingsWrites += 1;
-  if (applyTimeOf(body) === 'Immediate') bmc.applyManagerAttrsNow(attrs);
-  else {
-    Object.assign(bmc.managerAttrs.pending, attrs);
+  if (applyTimeOf(body) === 'Immediate') {
+    bmc.ledger.bmcSettingsWrites += 1;
+    bmc.applyManagerAttrsNow(attrs);
+  } else {
+    if (stageAttributes(bmc.managerAttrs.pending, bmc.managerAttrs.current, attrs))
+      bmc.ledger.bmcSettingsDiscards += 1;
+    else bmc.ledger.bmcSettingsWrites += 1;
     bmc.bump('managerSettings');
   }
   return noContent();

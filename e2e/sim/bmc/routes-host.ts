@@ -12,6 +12,7 @@ import {
   type SimRequest,
 } from './reply.js';
 import * as view from './resources.js';
+import { stageAttributes } from './host.js';
 
 const RESET_TYPES: ReadonlySet<string> = new Set(view.RESET_TYPES);
 
@@ -23,6 +24,8 @@ export function systemReset(req: SimRequest): SimReply {
     return fail(400, 'Base.1.12.ActionParameterNotSupported', `ResetType ${String(type)} is not supported`);
   }
   if (type === 'Nmi') return noContent();
+  // Accepted and dropped: the host never restarts (a fault a test asks for).
+  if (req.bmc.faults.takeIgnoredWrite('POST', req.rel)) return noContent();
   if (!req.host.reset(type))
     return fail(409, 'Base.1.12.ResourceInUse', 'A power transition is in progress.');
   return noContent();
@@ -113,9 +116,10 @@ export function patchBiosSettings(req: SimRequest): SimReply {
     return fail(400, 'IDRAC.2.8.SYS011', 'Pending configuration values are already committed');
   }
   if (bmc.faults.takeIgnoredWrite('PATCH', req.rel)) return noContent();
-  Object.assign(host.bios.pending, attrs);
   bmc.counters.biosPatches += 1;
-  host.ledger.biosSettingsWrites += 1;
+  if (stageAttributes(host.bios.pending, host.bios.current, attrs as Record<string, unknown>))
+    host.ledger.biosSettingsDiscards += 1;
+  else host.ledger.biosSettingsWrites += 1;
   bmc.bump(host.key('biosSettings'));
   if (bmc.profile.quirks.dellJobs && applyTime) {
     const job = bmc.scheduleBiosJob(host);

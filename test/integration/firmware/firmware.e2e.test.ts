@@ -25,14 +25,15 @@ import {
 
 let suite: FirmwareSuite;
 
-// BMC 2 has three Systems (a multi-node chassis), BMC 13 two, the others one. BMCs 5–9 serve the
+// BMC 2 has three Systems (a multi-node chassis), BMC 13 two, the others one. BMC 14 drops its
+// System's resets. BMCs 5–9 serve the
 // BIOSVersionSet, 12 and 13 the BMCVersionSet. BMCs 10 and 11 are Dell-shaped: their attributes
 // live in DellAttributes, described by a registry.
 beforeAll(async () => {
   suite = await startFirmwareSuite({
-    bmcs: 14,
+    bmcs: 15,
     systems: (i) => (i === 2 ? 3 : i === 13 ? 2 : 1),
-    profile: (i) => (i >= 10 ? 'dell' : 'generic'),
+    profile: (i) => (i === 10 || i === 11 ? 'dell' : 'generic'),
   });
 }, SETUP_TIMEOUT_MS);
 
@@ -187,6 +188,41 @@ describe('firmware controller', () => {
     expect(conditionOf(failed, 'Failed')?.message).toContain('Info.1.Product (read-only');
     expect(await maintenancesOf(suite, created.metadata.uid!)).toHaveLength(0);
     expect(suite.sim.bmc(11).ledger.bmcSettingsWrites).toBe(0);
+  });
+
+  test('BIOSSettings whose reset never happens: Failed at the reboot timeout, the staged value discarded before the release', async () => {
+    const { names, sim } = await suite.servers('bioss-stuck', [14]);
+    // Every ComputerSystem.Reset is accepted and dropped: what is staged stays pending.
+    suite.sim.bmc(14).faults.add({ kind: 'ignore', method: 'POST', path: 'ComputerSystem.Reset' });
+    const name = `${names[0]}-settings`;
+    const created = await suite.biosSettings.create({
+      metadata: { name },
+      spec: {
+        serverRef: { name: names[0] },
+        version: '1.0.0',
+        serverMaintenancePolicy: 'Enforced',
+        retryPolicy: { maxAttempts: 0 },
+        settingsFlow: [{ name: 'turbo', priority: 1, settings: { ProcTurboMode: 'Disabled' } }],
+      },
+    });
+    const failed = await waitForState(suite.biosSettings, name, 'Failed', 90_000);
+    expect(conditionOf(failed, 'Failed')).toMatchObject({ reason: 'PhaseTimeout' });
+    await waitFor(
+      'maintenance released',
+      async () => (await maintenancesOf(suite, created.metadata.uid!)).length === 0,
+    );
+    const done = await suite.biosSettings.get(name);
+    const discarded = conditionOf(done, 'StagedDiscarded');
+    expect([discarded?.status, discarded?.reason, discarded?.message]).toEqual([
+      'True',
+      'Discarded',
+      'discarded staged ProcTurboMode before releasing the maintenance',
+    ]);
+    const [ledger] = ledgerOf(14, sim[0]!.system);
+    expect([ledger?.biosSettingsWrites, ledger?.biosSettingsDiscards, ledger?.biosSettingsApplied]).toEqual([
+      1, 1, 0,
+    ]);
+    expect(suite.sim.bmc(14).hosts[0]?.bios.pending).toEqual({});
   });
 
   test('a stalled update task: Failed within the task timeout + 30 s, naming the phase, maintenance released', async () => {
