@@ -6,6 +6,7 @@
 // files, then runs itself again inside one.
 //
 //   npx tsx scripts/cluster-mode-local.ts [-- <extra jest args>]   the suite (scripts/test.sh runs it)
+//   npx tsx scripts/cluster-mode-local.ts -- <file.test.ts>...     only those files (e.g. one to try)
 //   npx tsx scripts/cluster-mode-local.ts --up                     only the cluster, until Ctrl-C
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -18,11 +19,17 @@ import { inPrivateNetwork, rerunInPrivateNetwork } from '../e2e/stand-in/network
 
 const args = process.argv.slice(2);
 const upOnly = args[0] === '--up';
-const jestArgs = args[0] === '--' ? args.slice(1) : [];
-const files = readFileSync(join(REPO_ROOT, 'e2e', 'cluster-mode.files'), 'utf8')
-  .split('\n')
-  .map((l) => l.trim())
-  .filter((l) => l && !l.startsWith('#'));
+const extra = args[0] === '--' ? args.slice(1) : [];
+// Test files among the extra args replace the list (Jest would run the union of both).
+const isFile = (a: string) => a.endsWith('.test.ts');
+const jestArgs = extra.filter((a) => !isFile(a));
+const chosen = extra.filter(isFile);
+const files = chosen.length
+  ? chosen
+  : readFileSync(join(REPO_ROOT, 'e2e', 'cluster-mode.files'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
 
 async function diagnose(cluster: StandInCluster): Promise<void> {
   for (const what of [
