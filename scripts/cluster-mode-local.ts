@@ -14,6 +14,8 @@ import { join } from 'node:path';
 import { REPO_ROOT } from '../e2e/harness/control-plane.js';
 import { kubectl } from '../e2e/harness/k8s-tools.js';
 import { prepareDist } from '../e2e/harness/dist.js';
+import { leftBehind } from '../e2e/harness/run-objects.js';
+import { KubeClient } from '../lib/kube/client.js';
 import { startStandInCluster, type StandInCluster } from '../e2e/stand-in/cluster.js';
 import { inPrivateNetwork, rerunInPrivateNetwork } from '../e2e/stand-in/network.js';
 
@@ -47,6 +49,19 @@ async function diagnose(cluster: StandInCluster): Promise<void> {
       );
 }
 
+/** Cluster mode deletes what it created: a namespace or cluster-scoped object left fails the run. */
+async function noneLeft(kubeconfig: string): Promise<number> {
+  const admin = await KubeClient.fromFile(kubeconfig);
+  try {
+    const left = await leftBehind(admin);
+    if (!left.length) return 0;
+    console.error(`cluster mode left ${left.length} objects behind: ${left.join(', ')}`);
+    return 1;
+  } finally {
+    await admin.close();
+  }
+}
+
 async function main(): Promise<number> {
   const t0 = Date.now();
   const cluster = await startStandInCluster();
@@ -78,6 +93,7 @@ async function main(): Promise<number> {
       interrupted.then((c) => (jest.kill('SIGTERM'), c)),
     ]);
     if (code !== 0) await diagnose(cluster).catch((e: Error) => console.error(`diagnostics: ${e.message}`));
+    if (code === 0) return await noneLeft(cluster.kubeconfig);
     return code;
   } finally {
     await cluster.stop();

@@ -23,6 +23,7 @@ import {
 import type { RunningBinary } from '../../../e2e/harness/processes.js';
 import { localOnly, TargetError } from '../../../e2e/harness/target.js';
 import { probe, type WebhookHandle } from '../../../e2e/harness/webhook.js';
+import { deleteRunObjects } from '../../../e2e/harness/run-objects.js';
 import { CLAIM_FINALIZER } from '../../../e2e/sim/fleet/decisions.js';
 import { FLEET_LABEL } from '../../../e2e/sim/fleet/fleet.js';
 import {
@@ -216,6 +217,8 @@ export async function startInCluster(options: LifecycleOptions): Promise<Lifecyc
       await world.stopObserving();
       try {
         await deleteCreated(admin, created, fleetName, ns);
+        // What the tests made beside the world (e.g. an owner's ClusterRole), by the run's field manager.
+        await deleteRunObjects(admin);
       } finally {
         await system
           .restorePolicy()
