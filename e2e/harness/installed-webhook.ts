@@ -120,6 +120,12 @@ export async function installedWebhook(
     async restart(i) {
       if (!killed.has(i)) await handle.kill(i, 'SIGTERM');
       await binary.waitReplaced([killed.get(i)!], readyTimeoutMs);
+      // The Deployment's status may still count the killed pod: back means as many ready pods as it runs.
+      await waitFor(
+        `${installedReplicas} ready webhook pods`,
+        async () => (await readyPods()).length === installedReplicas,
+        { timeoutMs: readyTimeoutMs, intervalMs: 250 },
+      );
       killed.delete(i);
     },
     async get(i, path) {
