@@ -6,6 +6,7 @@
 // files, then runs itself again inside one.
 //
 //   npx tsx scripts/cluster-mode-local.ts [-- <extra jest args>]   the suite (scripts/test.sh runs it)
+//   npx tsx scripts/cluster-mode-local.ts -- <file.test.ts>...     only those files (e.g. one to try)
 //   npx tsx scripts/cluster-mode-local.ts --up                     only the cluster, until Ctrl-C
 import { spawn } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -13,16 +14,24 @@ import { join } from 'node:path';
 import { REPO_ROOT } from '../e2e/harness/control-plane.js';
 import { kubectl } from '../e2e/harness/k8s-tools.js';
 import { prepareDist } from '../e2e/harness/dist.js';
+import { leftBehind } from '../e2e/harness/run-objects.js';
+import { KubeClient } from '../lib/kube/client.js';
 import { startStandInCluster, type StandInCluster } from '../e2e/stand-in/cluster.js';
 import { inPrivateNetwork, rerunInPrivateNetwork } from '../e2e/stand-in/network.js';
 
 const args = process.argv.slice(2);
 const upOnly = args[0] === '--up';
-const jestArgs = args[0] === '--' ? args.slice(1) : [];
-const files = readFileSync(join(REPO_ROOT, 'e2e', 'cluster-mode.files'), 'utf8')
-  .split('\n')
-  .map((l) => l.trim())
-  .filter((l) => l && !l.startsWith('#'));
+const extra = args[0] === '--' ? args.slice(1) : [];
+// Test files among the extra args replace the list (Jest would run the union of both).
+const isFile = (a: string) => a.endsWith('.test.ts');
+const jestArgs = extra.filter((a) => !isFile(a));
+const chosen = extra.filter(isFile);
+const files = chosen.length
+  ? chosen
+  : readFileSync(join(REPO_ROOT, 'e2e', 'cluster-mode.files'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
 
 async function diagnose(cluster: StandInCluster): Promise<void> {
   for (const what of [
@@ -38,6 +47,19 @@ async function diagnose(cluster: StandInCluster): Promise<void> {
       console.error(
         `\n--- ${pod.name}/${f} (tail)\n${readFileSync(join(pods, pod.name, f), 'utf8').slice(-3000)}`,
       );
+}
+
+/** Cluster mode deletes what it created: a namespace or cluster-scoped object left fails the run. */
+async function noneLeft(kubeconfig: string): Promise<number> {
+  const admin = await KubeClient.fromFile(kubeconfig);
+  try {
+    const left = await leftBehind(admin);
+    if (!left.length) return 0;
+    console.error(`cluster mode left ${left.length} objects behind: ${left.join(', ')}`);
+    return 1;
+  } finally {
+    await admin.close();
+  }
 }
 
 async function main(): Promise<number> {
@@ -71,6 +93,7 @@ async function main(): Promise<number> {
       interrupted.then((c) => (jest.kill('SIGTERM'), c)),
     ]);
     if (code !== 0) await diagnose(cluster).catch((e: Error) => console.error(`diagnostics: ${e.message}`));
+    if (code === 0) return await noneLeft(cluster.kubeconfig);
     return code;
   } finally {
     await cluster.stop();

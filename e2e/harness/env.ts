@@ -9,7 +9,7 @@ import { KubeClient } from '../../lib/kube/client.js';
 import { Core } from '../../lib/kube/resources.js';
 import { isAlreadyExists } from '../../lib/kube/errors.js';
 import { readControlPlane, type ControlPlane } from './control-plane.js';
-import { clusterKubeconfig, inCluster } from './target.js';
+import { clusterKubeconfig, inCluster, RUN_MANAGER } from './target.js';
 import type { KubeObject } from '../../api/schema/meta.js';
 
 export function controlPlane(): ControlPlane {
@@ -23,9 +23,14 @@ export function controlPlane(): ControlPlane {
   return readControlPlane(dir);
 }
 
-/** The suite's admin identity: the run's control plane, or KUBECONFIG with E2E_TARGET=cluster. */
+/**
+ * The suite's admin identity: the run's control plane, or KUBECONFIG with E2E_TARGET=cluster, where
+ * its user agent marks what it creates as this file's (e2e/harness/run-objects.ts).
+ */
 export function adminClient(): Promise<KubeClient> {
-  return KubeClient.fromFile(inCluster() ? clusterKubeconfig() : controlPlane().kubeconfig);
+  return inCluster()
+    ? KubeClient.fromFile(clusterKubeconfig(), { userAgent: `${RUN_MANAGER}/e2e` })
+    : KubeClient.fromFile(controlPlane().kubeconfig);
 }
 
 export function uniqueName(prefix: string): string {

@@ -4,7 +4,14 @@ import { describe, expect, it } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { TargetError, clusterKubeconfig, e2eTarget, inCluster, localOnly } from './target.js';
+import {
+  TargetError,
+  clusterKubeconfig,
+  e2eTarget,
+  inCluster,
+  localOnly,
+  localTargetOnly,
+} from './target.js';
 
 describe('e2eTarget', () => {
   it('is local unless E2E_TARGET says cluster, and refuses anything else', () => {
@@ -50,5 +57,14 @@ describe('localOnly', () => {
     );
     // Not a thenable: awaiting it does not throw by itself.
     expect((controllers as unknown as { then?: unknown }).then).toBeUndefined();
+  });
+});
+
+describe('localTargetOnly', () => {
+  it('fails in cluster mode naming the file and why, and does nothing locally', () => {
+    expect(() => localTargetOnly('x.e2e.test.ts', 'it starts its own cert-manager', {})).not.toThrow();
+    expect(() =>
+      localTargetOnly('x.e2e.test.ts', 'it starts its own cert-manager', { E2E_TARGET: 'cluster' }),
+    ).toThrow(/x\.e2e\.test\.ts runs only with E2E_TARGET=local .*its own cert-manager/);
   });
 });

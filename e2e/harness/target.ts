@@ -6,6 +6,7 @@
 //   cluster          E2E_TARGET=cluster and KUBECONFIG: an existing cluster where the system was
 //                    installed from manifests/ (or the chart). The suites start nothing of ours: they
 //                    find the installed binaries by their Deployments (e2e/harness/installed.ts).
+import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 
 export type E2ETarget = 'local' | 'cluster';
@@ -49,4 +50,22 @@ export function localOnly<T extends object>(what: string, why: string): T {
       throw new TargetError(`${what}.${String(prop)} exists only with E2E_TARGET=local: ${why}`);
     },
   });
+}
+
+/**
+ * Cluster mode: the user agent of this test file's admin client, hence the field manager of what it
+ * creates (e2e/harness/run-objects.ts finds it by that). Jest evaluates modules once per test file.
+ */
+export const RUN_MANAGER_PREFIX = 'metal-e2e-run-';
+export const RUN_MANAGER = `${RUN_MANAGER_PREFIX}${randomBytes(4).toString('hex')}`;
+/** When this test file began, at the API's one-second resolution. */
+export const RUN_STARTED = Math.floor(Date.now() / 1000) * 1000;
+
+/**
+ * For a test file that runs only against the local control plane: in cluster mode it fails at once,
+ * saying why (docs/testing.md lists these files), rather than skipping in silence or running half.
+ */
+export function localTargetOnly(file: string, why: string, env: NodeJS.ProcessEnv = process.env): void {
+  if (inCluster(env))
+    throw new TargetError(`${file} runs only with E2E_TARGET=local (docs/testing.md): ${why}`);
 }

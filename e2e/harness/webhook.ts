@@ -19,6 +19,8 @@
 // 6. Waits until the API server really calls the webhook: a dry-run write of an invalid policy must be
 //    refused with METAL_ERR_POLICY_INVALID, and a dry-run ServerMaintenance create must come back mutated.
 //
+// With E2E_TARGET=cluster it starts nothing: the handle is the installed webhook (installed-webhook.ts).
+//
 // The configurations are cluster-wide (one webhook per control plane at a time): integration files run
 // one at a time (scripts/test.sh --runInBand). stop() deletes the configurations before it stops the
 // processes, so a later test never meets a registered webhook that is gone.
@@ -48,6 +50,8 @@ import {
 import { spawnShipped } from './deployed.js';
 import { prepareDist } from './dist.js';
 import { startTcpBalancer, type TcpBalancer } from './tcp-balancer.js';
+import { installedWebhook } from './installed-webhook.js';
+import { inCluster } from './target.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 export const WEBHOOK_MANIFEST = join(REPO_ROOT, 'manifests', 'webhook', 'webhooks.yaml');
@@ -268,6 +272,7 @@ export async function startWebhook(
   admin: KubeClient,
   options: StartWebhookOptions = {},
 ): Promise<WebhookHandle> {
+  if (inCluster()) return installedWebhook(admin, options);
   const count = options.replicas ?? 1;
   const readyTimeoutMs = options.readyTimeoutMs ?? 60_000;
   const dir = mkdtempSync(join(tmpdir(), 'metal-webhook-'));

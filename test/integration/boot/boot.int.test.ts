@@ -32,6 +32,12 @@ import {
   simServer,
   waitForBoot,
 } from './fixtures.js';
+import { localTargetOnly } from '../../../e2e/harness/target.js';
+
+localTargetOnly(
+  'test/integration/boot/boot.int.test.ts',
+  "it starts the boot controller with flags of its own (the BMC simulator's CA, sub-second poll intervals, a 1.5 s Redfish timeout); the installed Deployment runs with its shipped args",
+);
 
 const ISO = 'https://images.example.test/maintenance-os.iso';
 

@@ -30,6 +30,13 @@ import {
 } from '../../../lib/kube/kinds.js';
 import { CASE_LABEL, startLifecycle, type Lifecycle } from '../lifecycle/harness.js';
 import { SHORT_LEASE_ARGS } from '../../../e2e/harness/dist.js';
+import { localTargetOnly } from '../../../e2e/harness/target.js';
+
+// Every file of the suite comes through here: asked for cluster mode, each fails at load, saying why.
+localTargetOnly(
+  'the firmware suite (test/integration/firmware)',
+  "it starts the firmware controller with flags of its own (the BMC simulator's CA, a 0.3 s poll, a 2 s Redfish timeout) beside the lifecycle stack, and the BMC simulator listens on the test host",
+);
 
 export type Firmware = KubeObject & {
   spec: Record<string, unknown>;

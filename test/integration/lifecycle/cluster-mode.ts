@@ -1,5 +1,6 @@
-// The lifecycle suite's world with E2E_TARGET=cluster: the webhook and controllers are the installed
-// ones (found by their Deployments, e2e/harness/installed.ts), the suite's short policy replaces the
+// The lifecycle suite's world with E2E_TARGET=cluster (startInCluster; harness.ts's startLifecycle
+// calls it): the webhook and controllers are the installed ones (found by their Deployments,
+// e2e/harness/installed.ts), a kill deletes their pods, the suite's short policy replaces the
 // installed one for the run and the operator's is put back at the end, and everything the suite
 // created is deleted again: its namespaces (tenants' claims with them), its Servers and
 // ServerDisruptionBudgets, and the fleet simulator's ServiceAccount and RBAC.
@@ -11,7 +12,7 @@ import type { KubeClient } from '../../../lib/kube/client.js';
 import { isNotFound } from '../../../lib/kube/errors.js';
 import { Core, type ResourceType } from '../../../lib/kube/resources.js';
 import { REPO_ROOT } from '../../../e2e/harness/control-plane.js';
-import { waitFor } from '../../../e2e/harness/env.js';
+import { adminClient, freshNamespace, uniqueName, waitFor } from '../../../e2e/harness/env.js';
 import {
   installedBinary,
   installedLogs,
@@ -20,8 +21,9 @@ import {
   type InstalledBinary,
 } from '../../../e2e/harness/installed.js';
 import type { RunningBinary } from '../../../e2e/harness/processes.js';
-import { localOnly } from '../../../e2e/harness/target.js';
-import { probe } from '../../../e2e/harness/webhook.js';
+import { localOnly, TargetError } from '../../../e2e/harness/target.js';
+import { probe, type WebhookHandle } from '../../../e2e/harness/webhook.js';
+import { deleteRunObjects } from '../../../e2e/harness/run-objects.js';
 import { CLAIM_FINALIZER } from '../../../e2e/sim/fleet/decisions.js';
 import { FLEET_LABEL } from '../../../e2e/sim/fleet/fleet.js';
 import {
@@ -31,6 +33,14 @@ import {
   ServerResource,
 } from '../../../lib/kube/kinds.js';
 import { POLICY_CONFIGMAP } from '../../../policies/schema.js';
+import {
+  CONTROLLERS,
+  observe,
+  policyData,
+  writePolicy,
+  type Lifecycle,
+  type LifecycleOptions,
+} from './world.js';
 
 export const FLEET_SIMULATOR_RBAC = join(REPO_ROOT, 'e2e', 'sim', 'fleet', 'rbac.yaml');
 
@@ -167,4 +177,56 @@ export function clusterBinaries(
       return [name, view];
     }),
   );
+}
+
+const CLUSTER_ONLY_HERE =
+  'in cluster mode the binaries run in their pods: their logs are read through the API ' +
+  '(lc.controllers[name].logs, waitForLog), their pods are lc.installed[name] (kill by pod delete)';
+
+/** The same world against the installed system (E2E_TARGET=cluster). */
+export async function startInCluster(options: LifecycleOptions): Promise<Lifecycle> {
+  if (options.flags)
+    throw new TargetError(
+      `cluster mode: the installed Deployments run with their own args; this suite's extra flags ` +
+        `(${JSON.stringify(options.flags)}) exist only with E2E_TARGET=local`,
+    );
+  const admin = await adminClient();
+  const all = [...CONTROLLERS, ...(options.extra ?? [])];
+  const system = await installedLifecycle(admin, all);
+  const installed = system.installed;
+  const created: Created = { namespaces: [], budgets: [] };
+  const fleetName = uniqueName('lc');
+  const ns = await freshNamespace(admin, 'lc-ops');
+  created.namespaces.push(ns);
+  await writePolicy(admin, policyData(options.policy ?? {}));
+  const world = await observe(admin, fleetName, ns, options, created);
+  const killed = new Map<string, string[]>();
+  const lc: Lifecycle = {
+    ...world,
+    webhook: localOnly<WebhookHandle>('lc.webhook', CLUSTER_ONLY_HERE),
+    controllers: clusterBinaries(admin, installed, CLUSTER_ONLY_HERE),
+    installed,
+    async kill(name, signal = 'SIGKILL') {
+      killed.set(name, await installed[name]!.kill(signal));
+    },
+    async start(name) {
+      await installed[name]!.waitReplaced(killed.get(name) ?? []);
+      return localOnly<RunningBinary>(`lc.start('${name}')`, CLUSTER_ONLY_HERE);
+    },
+    async stop() {
+      await world.stopObserving();
+      try {
+        await deleteCreated(admin, created, fleetName, ns);
+        // What the tests made beside the world (e.g. an owner's ClusterRole), by the run's field manager.
+        await deleteRunObjects(admin);
+      } finally {
+        await system
+          .restorePolicy()
+          .catch((e: unknown) => console.error(`[lifecycle] restoring the policy: ${String(e)}`));
+        await admin.close();
+      }
+    },
+  };
+  world.bind(lc);
+  return lc;
 }

@@ -21,6 +21,12 @@ import {
   whenCached,
   type Identity,
 } from './helpers.js';
+import { localTargetOnly } from '../../../e2e/harness/target.js';
+
+localTargetOnly(
+  'test/integration/webhook/bad-inputs.int.test.ts',
+  "it plays the maintenance controller with that controller's ServiceAccount; in cluster mode the installed controllers act on the same objects",
+);
 
 const METAL = '/apis/metal.ironcore.dev/v1alpha1';
 const MAINT = '/apis/maintenance.metal.ironcore.dev/v1alpha1';

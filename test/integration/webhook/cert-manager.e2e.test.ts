@@ -38,6 +38,12 @@ import {
 } from '../../../e2e/harness/processes.js';
 import { startTcpBalancer, type TcpBalancer } from '../../../e2e/harness/tcp-balancer.js';
 import { ensurePolicyConfigMap, probe, WEBHOOK_MANIFEST } from '../../../e2e/harness/webhook.js';
+import { localTargetOnly } from '../../../e2e/harness/target.js';
+
+localTargetOnly(
+  'test/integration/webhook/cert-manager.e2e.test.ts',
+  'it installs cert-manager and the webhook itself (an ExternalName Service to a balancer on port 443); in cluster mode both are the installed ones, and every cluster-mode file already goes through the certificate cert-manager issued and injected',
+);
 
 const CERTIFICATE_MANIFEST = join(REPO_ROOT, 'manifests', 'webhook', 'certificate.yaml');
 const SERVICE = 'metal-maintenance-webhook';

@@ -15,6 +15,12 @@ import {
   runBudgetContention,
 } from '../../../e2e/harness/budget-contention.js';
 import type { KubeClient } from '../../../lib/kube/client.js';
+import { localTargetOnly } from '../../../e2e/harness/target.js';
+
+localTargetOnly(
+  'test/integration/webhook/contention.int.test.ts',
+  "it plays the budget controller with that controller's ServiceAccount while killing webhook replicas mid-run; in cluster mode the installed budget controller writes the same budgets",
+);
 
 describe('budget safety under contention', () => {
   let admin: KubeClient;

@@ -28,6 +28,12 @@ import {
   whenCached,
   type Identity,
 } from './helpers.js';
+import { localTargetOnly } from '../../../e2e/harness/target.js';
+
+localTargetOnly(
+  'test/integration/webhook/contract.int.test.ts',
+  "it plays the maintenance and approval controllers with their ServiceAccounts and counts one replica's metrics; in cluster mode the installed controllers act on the same objects",
+);
 
 const boots = (c: KubeClient) => c.resource<ServerBoot>(resourceOf(ServerBootKind));
 const bios = (c: KubeClient) => c.resource<BIOSSettings>(resourceOf(BIOSSettingsKind));

@@ -26,6 +26,12 @@ import {
   type Identity,
 } from './helpers.js';
 import { releaseGrants } from '../../../webhook/grants/release.js';
+import { localTargetOnly } from '../../../e2e/harness/target.js';
+
+localTargetOnly(
+  'test/integration/webhook/eviction.int.test.ts',
+  'it plays the maintenance and approval controllers with their ServiceAccounts; in cluster mode the installed controllers act on the same objects',
+);
 
 describe('eviction', () => {
   let admin: KubeClient;

@@ -6,6 +6,12 @@ import { adminClient } from '../../../e2e/harness/env.js';
 import { startWebhook, type WebhookHandle } from '../../../e2e/harness/webhook.js';
 import type { KubeClient } from '../../../lib/kube/client.js';
 import { Core } from '../../../lib/kube/resources.js';
+import { localTargetOnly } from '../../../e2e/harness/target.js';
+
+localTargetOnly(
+  'test/integration/webhook/harness.int.test.ts',
+  "it tests the local webhook harness itself (replicas behind the test's balancer, stop() unregistering the configurations)",
+);
 
 describe('webhook harness', () => {
   let admin: KubeClient;
