@@ -12,6 +12,7 @@ import { expect, it } from '@jest/globals';
 import { waitFor } from '../../../e2e/harness/env.js';
 import { podsOf, type Pdb } from '../../../e2e/harness/testing/workloads.js';
 import { CORDONED_FOR_ANNOTATION } from '../../../contract/names.js';
+import { MAINTENANCE_SCHEDULED } from '../../../controllers/drain/scheduled.js';
 import { rfc3339 } from '../../../contract/time.js';
 import { conditionOf, finish, waitForGone, waitForMaintenance } from '../lifecycle/harness.js';
 import {
@@ -42,7 +43,14 @@ it('drains a Node one pod at a time under its PDB, approves, and uncordons after
 
   const sampler = sampleRunning(wc, 'api', 3);
   try {
-    await lc.maintenance('drain-web', f.servers[0]!);
+    const m = await lc.maintenance('drain-web', f.servers[0]!);
+    // Early notice in the workload cluster: the Node's condition names what is announced to its claim.
+    const scheduled = await waitFor('MaintenanceScheduled on node-0', async () => {
+      const n = await nodes().get(nodeOf(0));
+      return n.status?.conditions?.find((c) => c.type === MAINTENANCE_SCHEDULED);
+    });
+    expect(scheduled).toMatchObject({ status: 'True', reason: m.spec.class ?? 'Planned' });
+    expect(scheduled.message).toContain(`ServerMaintenance ${lc.ns}/drain-web`);
     // The approval follows in the same pass, right after the status write.
     const { drained } = await drainedThenApproved(lc, 'drain-web', 60_000);
     expect(drained.status?.drain).toMatchObject({ node: nodeOf(0), cordoned: 'ByUs', podsLeft: 0 });
@@ -59,6 +67,10 @@ it('drains a Node one pod at a time under its PDB, approves, and uncordons after
   expect(pods.every((p) => p.spec?.nodeName !== nodeOf(0))).toBe(true);
 
   const after = await endedAndUncordoned(w, 'drain-web', nodeOf(0));
+  await waitFor('MaintenanceScheduled removed from node-0', async () => {
+    const n = await nodes().get(nodeOf(0));
+    return !n.status?.conditions?.some((c) => c.type === MAINTENANCE_SCHEDULED);
+  });
   expect(after.metadata.annotations?.[CORDONED_FOR_ANNOTATION]).toBeUndefined();
   await waitFor('our approval released from the claim', async () => {
     const c = await lc.claims.get(f.claims[0]!.name, f.tenant);

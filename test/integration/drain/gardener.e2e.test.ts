@@ -17,9 +17,21 @@ import { applyManifest } from '../../../e2e/harness/processes.js';
 import { podsOf } from '../../../e2e/harness/testing/workloads.js';
 import { McmMachineType } from '../../../controllers/drain/views.js';
 import { McmStandIn, MCM_LABELS } from '../../../e2e/peers/mcm-stand-in.js';
-import { claimProviderID, IN_PLACE_UPDATE_FOR_ANNOTATION } from '../../../contract/names.js';
+import {
+  claimProviderID,
+  IN_PLACE_UPDATE_FOR_ANNOTATION,
+  IN_PLACE_UPDATE_UIDS_ANNOTATION,
+} from '../../../contract/names.js';
+import { GEP31_FAILED_REASON } from '../../../controllers/drain/gep31.js';
 import { Core } from '../../../lib/kube/resources.js';
-import { conditionOf, finish, waitForGone, waitForMaintenance } from '../lifecycle/harness.js';
+import {
+  conditionOf,
+  finish,
+  HOLD_FOREVER,
+  waitForGone,
+  waitForMaintenance,
+  waitForState,
+} from '../lifecycle/harness.js';
 import {
   DRAIN_SA,
   drainedThenApproved,
@@ -182,4 +194,50 @@ it('hands a Gardener Node to its MCM (GEP-31 labels), approves once MCM says rea
     await mcm.stop();
   }
   expect(sampler.fewest()).toBeGreaterThanOrEqual(replicas - 1);
+}, 240_000);
+
+it('reports update-failed, with the reason, when the maintenance the Node was handed over for fails', async () => {
+  // The same Node and Machine as the test before (policy inPlaceUpdate still set): a new update of it.
+  const { wc, lc, f } = w;
+  const node = 'ip-worker';
+  const mcm = new McmStandIn(wc.admin);
+  await mcm.start();
+  try {
+    // Held by nobody but its maxDuration: 4 s after it starts, the maintenance controller fails it.
+    const m = await lc.maintenance('in-place-fails', f.servers[4]!, { maxDuration: '4s' }, HOLD_FOREVER);
+    await waitForMaintenance(
+      lc,
+      'in-place-fails',
+      'InMaintenance',
+      (x) => x.status?.state === 'InMaintenance',
+      {
+        timeoutMs: 90_000,
+      },
+    );
+    const ready = await nodesOf(wc).get(node);
+    expect(ready.metadata.labels?.[MCM_LABELS.ready]).toBe('true');
+    expect(ready.metadata.annotations?.[IN_PLACE_UPDATE_UIDS_ANNOTATION]).toBe(m.metadata.uid);
+    const failed = await waitForState(lc, 'in-place-fails', 'Failed', { timeoutMs: 40_000 });
+    expect(conditionOf(failed, 'Failed')?.reason).toBe('MaxDurationExceeded');
+    const reported = await waitFor(
+      'update-failed on the Node',
+      async () => {
+        const n = await nodesOf(wc).get(node);
+        return n.metadata.labels?.[MCM_LABELS.failed] === 'true' && n;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(reported.metadata.annotations?.[GEP31_FAILED_REASON]).toContain(
+      `ServerMaintenance ${lc.ns}/in-place-fails failed: MaxDurationExceeded`,
+    );
+    // Never both results: the stand-in's step 7 (uncordon, clear) is for update-successful only.
+    await new Promise((r) => setTimeout(r, 3000));
+    const after = await nodesOf(wc).get(node);
+    expect(after.metadata.labels?.[MCM_LABELS.successful]).toBeUndefined();
+    expect(after.spec?.unschedulable).toBe(true);
+  } finally {
+    await mcm.stop();
+  }
+  await finish(lc, 'in-place-fails');
+  await waitForGone(lc, 'in-place-fails');
 }, 240_000);

@@ -1,8 +1,9 @@
 // The drain e2e suites' world: a real workload cluster (e2e/harness/workload-cluster.ts) wired to the
 // real lifecycle binaries the way an operator wires it (the documented workload Role, its kubeconfig in
 // a Secret the policy names, read through a RoleBinding in the tenant), and workloads under PDBs.
+// bench/drain.ts imports it too, outside Jest: so Jest's globals (beforeAll, expect) are used only
+// inside the functions the suites call, never imported from @jest/globals (which throws outside Jest).
 import { readFileSync } from 'node:fs';
-import { afterAll, beforeAll, expect } from '@jest/globals';
 import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
 import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import { Core } from '../../../lib/kube/resources.js';
