@@ -63,6 +63,12 @@ export const CORDONED_FOR_ANNOTATION = 'maintenance.metal.ironcore.dev/cordoned-
  */
 export const IN_PLACE_UPDATE_FOR_ANNOTATION = 'maintenance.metal.ironcore.dev/in-place-update-for';
 
+/**
+ * Beside it: the uids (comma-separated) of the maintenances that update is for, so that once they are
+ * no longer announced the drain controller can tell MCM whether it succeeded or failed.
+ */
+export const IN_PLACE_UPDATE_UIDS_ANNOTATION = 'maintenance.metal.ironcore.dev/in-place-update-uids';
+
 /** The providerID cloud-provider-metal (and the MCM provider) give the Node of a claim. */
 export const claimProviderID = (namespace: string, name: string) => `metal://${namespace}/${name}`;
 

@@ -14,7 +14,8 @@ import { parseTime, rfc3339 } from '../../contract/time.js';
 import { classifyPod, podKey, retryDelayMs, type StaleDisruption } from './pods.js';
 import type { PodRule } from './capi.js';
 import type { Node, Pdb, Pod } from './workload-types.js';
-import { budgetBlockers, planHandshake, type Handshake } from './gep31.js';
+import { budgetBlockers, inPlaceSummary, planHandshake, type Handshake } from './gep31.js';
+import { planScheduled, type ScheduledChange } from './scheduled.js';
 
 /** Announcement states in which the claim's Node must be (or stay) drained. */
 const DRAINING_STATES = new Set(['Announced', 'Deferred', 'Approved', 'InMaintenance']);
@@ -59,6 +60,8 @@ export interface DrainInput {
   refusals: ReadonlyMap<string, Refusal>;
   policy: DrainPolicy;
   now: number;
+  /** Any maintenance the cache has, by uid: how a GEP-31 update ended once it is no longer announced. */
+  byUID?: (uid: string) => ServerMaintenance | undefined;
 }
 
 export interface DrainPlan {
@@ -78,6 +81,8 @@ export interface DrainPlan {
   cordoned?: 'ByUs' | 'ByOthers';
   /** Gardener in-place updates: the GEP-31 step instead of cordon and evictions of ours. */
   handshake?: Handshake;
+  /** The Node condition MaintenanceScheduled to set or remove (nothing: it already shows it). */
+  scheduled?: ScheduledChange;
 }
 
 const claimKey = (c: ServerClaim) => qualified(c.metadata.namespace, c.metadata.name);
@@ -113,11 +118,16 @@ export function planDrain(input: DrainInput): DrainPlan {
   };
   if (view.kind !== 'node') return plan;
   const { node } = view;
+  const scheduled = planScheduled(node, claim.status?.maintenance?.announcements ?? [], rfc3339(now));
+  if (scheduled) plan.scheduled = scheduled;
   const ours = node.metadata.annotations?.[CORDONED_FOR_ANNOTATION] === claimKey(claim);
   const unschedulable = node.spec?.unschedulable === true;
   if (view.gardener?.inPlaceUpdate) {
     const announced = active.length > 0 || waitUntil !== undefined;
-    plan.handshake = planHandshake(node, claimKey(claim), announced, active.length > 0);
+    plan.handshake = planHandshake(node, claimKey(claim), announced, active.length > 0, {
+      activeUIDs: active.map((a) => a.maintenanceUID),
+      ...(input.byUID ? { byUID: input.byUID } : {}),
+    });
   }
   if (active.length === 0) {
     plan.uncordon = ours;
@@ -212,20 +222,6 @@ function summary(node: string, left: number, blockers: readonly DrainBlocker[]):
     0,
     1024,
   );
-}
-
-function inPlaceSummary(
-  node: string,
-  state: string,
-  left: number,
-  blockers: readonly DrainBlocker[],
-): string {
-  const head =
-    state === 'others'
-      ? `an in-place update not started by us is under way on Node ${node}; waiting for it to finish`
-      : `GEP-31: Node ${node} selected-for-update; waiting for the shoot's MCM to drain it and label it ready-for-update`;
-  const named = blockers.slice(0, 3).map((b) => `${b.pod}: ${b.message}`);
-  return `${head}: ${left} pod(s) left${named.length ? `; ${named.join('; ')}` : ''}`.slice(0, 1024);
 }
 
 /** The drain's start as recorded on any active maintenance (so drainTimeout survives restarts). */

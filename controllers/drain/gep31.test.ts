@@ -1,10 +1,14 @@
 import { describe, expect, it } from '@jest/globals';
 import type { Announcement, ServerClaim } from '../../api/metal/v1alpha1/serverclaim.js';
 import { DEFAULT_POLICY } from '../../policies/schema.js';
-import { IN_PLACE_UPDATE_FOR_ANNOTATION as OURS } from '../../contract/names.js';
+import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import {
+  IN_PLACE_UPDATE_FOR_ANNOTATION as OURS,
+  IN_PLACE_UPDATE_UIDS_ANNOTATION as UIDS,
+} from '../../contract/names.js';
 import { rfc3339 } from '../../contract/time.js';
 import { planDrain, settle, type DrainInput } from './decide.js';
-import { budgetBlockers, GEP31, planHandshake } from './gep31.js';
+import { budgetBlockers, GEP31, GEP31_FAILED_REASON, planHandshake, updateOutcome } from './gep31.js';
 import type { Node, Pdb, Pod } from './workload-types.js';
 
 const OWNER = 'tenant/c1';
@@ -69,12 +73,108 @@ describe('planHandshake', () => {
       state: 'idle',
       marks: {
         labels: { [GEP31.candidate]: null, [GEP31.selected]: null },
-        annotations: { [OURS]: null },
+        annotations: { [OURS]: null, [UIDS]: null },
       },
       pending: false,
     });
   });
+
+  it('records the uids of the maintenances it selects the Node for, once each', () => {
+    expect(planHandshake(node(), OWNER, true, true, { activeUIDs: ['u2', 'u1'] }).marks?.annotations).toEqual(
+      {
+        [OURS]: OWNER,
+        [UIDS]: 'u1,u2',
+      },
+    );
+    const selected = node(
+      { [GEP31.candidate]: 'true', [GEP31.selected]: 'true' },
+      { [OURS]: OWNER, [UIDS]: 'u1' },
+    );
+    expect(planHandshake(selected, OWNER, true, true, { activeUIDs: ['u1'] })).toEqual({
+      state: 'selected',
+      pending: true,
+    });
+    // A second maintenance within its lead time while MCM drains joins the record.
+    expect(planHandshake(selected, OWNER, true, true, { activeUIDs: ['u1', 'u3'] }).marks).toEqual({
+      labels: {},
+      annotations: { [UIDS]: 'u1,u3' },
+    });
+  });
+
+  describe('after the maintenance, the outcome', () => {
+    const done = node(
+      { [GEP31.candidate]: 'true', [GEP31.selected]: 'true', [GEP31.ready]: 'true' },
+      { [OURS]: OWNER, [UIDS]: 'u1' },
+    );
+    const failed = sm('u1', 'Failed', {
+      type: 'Failed',
+      status: 'True',
+      reason: 'MaxDurationExceeded',
+      message: 'held longer than 4s',
+    });
+
+    it('reports update-failed with the reason when a maintenance it was for Failed', () => {
+      expect(planHandshake(done, OWNER, false, false, { byUID: () => failed })).toEqual({
+        state: 'failed',
+        marks: {
+          labels: { [GEP31.failed]: 'true' },
+          annotations: {
+            [GEP31_FAILED_REASON]:
+              'ServerMaintenance ops/m-u1 failed: MaxDurationExceeded: held longer than 4s',
+          },
+        },
+        pending: false,
+      });
+      // Reported: nothing more of ours to do while nothing is announced; a new announcement waits.
+      const labelled = node({ ...done.metadata.labels, [GEP31.failed]: 'true' }, done.metadata.annotations);
+      expect(planHandshake(labelled, OWNER, false, false, { byUID: () => failed })).toEqual({
+        state: 'failed',
+        pending: false,
+      });
+      expect(planHandshake(labelled, OWNER, true, true, { activeUIDs: ['u9'] })).toEqual({
+        state: 'failed',
+        pending: true,
+      });
+    });
+
+    it('waits while the cache still shows the maintenance live, and reports success once it ended', () => {
+      expect(planHandshake(done, OWNER, false, false, { byUID: () => sm('u1', 'InMaintenance') })).toEqual({
+        state: 'finishing',
+        pending: true,
+      });
+      for (const m of [
+        undefined,
+        sm('u1', 'Completed'),
+        {
+          ...sm('u1', 'InMaintenance'),
+          metadata: { ...sm('u1', 'InMaintenance').metadata, deletionTimestamp: rfc3339(NOW) },
+        },
+      ])
+        expect(planHandshake(done, OWNER, false, false, { byUID: () => m }).marks?.labels).toEqual({
+          [GEP31.successful]: 'true',
+        });
+    });
+
+    it('names every failed maintenance of the update, and only failed ones', () => {
+      const byUID = (uid: string) =>
+        uid === 'u1' ? failed : uid === 'u2' ? sm('u2', 'Failed') : sm(uid, 'Completed');
+      expect(updateOutcome(['u1', 'u2', 'u3'], byUID)).toEqual({
+        kind: 'failed',
+        reason:
+          'ServerMaintenance ops/m-u1 failed: MaxDurationExceeded: held longer than 4s; ServerMaintenance ops/m-u2 failed',
+      });
+      expect(updateOutcome(['u3'], byUID)).toEqual({ kind: 'successful' });
+      expect(updateOutcome([], byUID)).toEqual({ kind: 'successful' });
+    });
+  });
 });
+
+function sm(uid: string, state: string, ...conditions: Record<string, string>[]): ServerMaintenance {
+  return {
+    metadata: { name: `m-${uid}`, namespace: 'ops', uid },
+    status: { state, conditions },
+  } as unknown as ServerMaintenance;
+}
 
 const pod = (name: string, app: string, deleting = false): Pod => ({
   metadata: {
@@ -162,5 +262,16 @@ describe('planDrain and settle with in-place updates', () => {
     expect(s.condition.message).toContain('ready-for-update');
     expect(s.approvals).toEqual([{ maintenanceUID: 'u1', maintenanceName: 'm1' }]);
     expect(s.deferrals).toEqual([]);
+  });
+
+  it('holds a new drain while an earlier update-failed is on the Node, and says so', () => {
+    const failedNode = mine({ [GEP31.ready]: 'true', [GEP31.failed]: 'true' });
+    const i = input(failedNode);
+    const plan = planDrain(i);
+    expect(plan.handshake).toEqual({ state: 'failed', pending: true });
+    const s = settle(i, plan, new Map());
+    expect(s.phase).toBe('Draining');
+    expect(s.condition.message).toContain('labelled update-failed from an earlier maintenance');
+    expect(s.approvals).toEqual([]);
   });
 });

@@ -9,10 +9,19 @@
 //        the annotation update-failed-reason);
 //   7. MCM uncordons a Node labelled update-successful and removes it and every other update label.
 // Here the update is the maintenance: we set candidate (announced) and selected (within the lead
-// time), approve once MCM says ready-for-update, and report update-successful once nothing is
-// announced any more; MCM's step 7 then finishes, and we drop our annotation.
+// time), approve once MCM says ready-for-update, and once nothing is announced any more report
+// update-successful, or update-failed (+ update-failed-reason) when a maintenance it was for Failed;
+// MCM's step 7 then finishes a successful one, and we drop our annotations. A failed one is left to
+// MCM and the shoot's operator (the Machine goes InPlaceUpdateFailed; nothing of ours uncordons it).
 import type { DrainBlocker } from '../../api/maintenance/v1alpha1/drain-status.js';
-import { IN_PLACE_UPDATE_FOR_ANNOTATION } from '../../contract/names.js';
+import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
+import { findCondition } from '../../contract/conditions.js';
+import { stateOf } from '../../contract/lifecycle.js';
+import {
+  IN_PLACE_UPDATE_FOR_ANNOTATION,
+  IN_PLACE_UPDATE_UIDS_ANNOTATION as UIDS,
+  MaintenanceConditions,
+} from '../../contract/names.js';
 import { coveringBudgets, podKey } from './pods.js';
 import type { Node, Pdb, Pod } from './workload-types.js';
 
@@ -24,6 +33,8 @@ export const GEP31 = {
   successful: `${L}/update-successful`,
   failed: `${L}/update-failed`,
 } as const;
+/** The annotation the node agent gives update-failed: why. */
+export const GEP31_FAILED_REASON = `${L}/update-failed-reason`;
 
 /** Labels and annotations to merge into the Node (null removes). */
 export interface NodeMarks {
@@ -42,6 +53,8 @@ export type HandshakeState =
   | 'others'
   /** Nothing announced: result reported, waiting for MCM to finish (or nothing of ours left). */
   | 'finishing'
+  /** update-failed is on the Node (reported by us): MCM and the operator take it from here. */
+  | 'failed'
   | 'idle';
 
 export interface Handshake {
@@ -54,13 +67,63 @@ export interface Handshake {
 
 const has = (node: Node, label: string) => node.metadata.labels?.[label] !== undefined;
 
+/** What became of the maintenances an in-place update was for, read from the cache. */
+export type UpdateOutcome = { kind: 'successful' } | { kind: 'failed'; reason: string } | { kind: 'unknown' };
+
+/**
+ * Any of them Failed: a failed update (each named with its Failed condition). Gone, Completed or being
+ * deleted (deletion means done): a successful one. One still live in the cache while the claim no
+ * longer announces it: the cache lags the claim, so not known yet.
+ */
+export function updateOutcome(
+  uids: readonly string[],
+  byUID: (uid: string) => ServerMaintenance | undefined,
+): UpdateOutcome {
+  const failed: string[] = [];
+  let unknown = false;
+  for (const uid of uids) {
+    const m = byUID(uid);
+    if (m && stateOf(m) === 'Failed') {
+      const c = findCondition(m.status?.conditions, MaintenanceConditions.Failed);
+      const why = [c?.reason, c?.message].filter(Boolean).join(': ');
+      failed.push(
+        `ServerMaintenance ${m.metadata.namespace}/${m.metadata.name} failed${why ? `: ${why}` : ''}`,
+      );
+    } else if (m && !m.metadata.deletionTimestamp && stateOf(m) !== 'Completed') unknown = true;
+  }
+  if (failed.length) return { kind: 'failed', reason: failed.join('; ').slice(0, 1024) };
+  return unknown ? { kind: 'unknown' } : { kind: 'successful' };
+}
+
+/** The maintenance uids our update annotation records. */
+export function recordedUIDs(node: Node): string[] {
+  return (node.metadata.annotations?.[UIDS] ?? '').split(',').filter(Boolean);
+}
+
+export interface HandshakeContext {
+  /** The uids of the maintenances within their lead time (recorded on the Node when it is selected). */
+  activeUIDs?: readonly string[];
+  /** The maintenances the cache has, by uid: the outcome of the update once they are not announced. */
+  byUID?: (uid: string) => ServerMaintenance | undefined;
+}
+
 /**
  * One step of the handshake for `owner` (the claim, `namespace/name`), given whether a maintenance is
  * announced to the claim and whether one is within its lead time (active).
  */
-export function planHandshake(node: Node, owner: string, announced: boolean, active: boolean): Handshake {
+export function planHandshake(
+  node: Node,
+  owner: string,
+  announced: boolean,
+  active: boolean,
+  ctx: HandshakeContext = {},
+): Handshake {
   const ours = node.metadata.annotations?.[IN_PLACE_UPDATE_FOR_ANNOTATION] === owner;
   const inFlight = has(node, GEP31.selected) || has(node, GEP31.ready) || has(node, GEP31.successful);
+  const recorded = recordedUIDs(node);
+  const uids = [...new Set([...recorded, ...(active ? (ctx.activeUIDs ?? []) : [])])].sort();
+  const newUIDs = uids.length > recorded.length;
+  const uidMarks: Record<string, string> = newUIDs ? { [UIDS]: uids.join(',') } : {};
   if (!ours) {
     if (!announced) return { state: 'idle', pending: false };
     // Somebody's update is under way: selecting it again would merge ours into theirs.
@@ -69,28 +132,44 @@ export function planHandshake(node: Node, owner: string, announced: boolean, act
     if (active) labels[GEP31.selected] = 'true';
     return {
       state: active ? 'selected' : 'candidate',
-      marks: { labels, annotations: { [IN_PLACE_UPDATE_FOR_ANNOTATION]: owner } },
+      marks: { labels, annotations: { [IN_PLACE_UPDATE_FOR_ANNOTATION]: owner, ...uidMarks } },
       pending: true,
     };
   }
+  // Our earlier update failed and is still labelled so: a new one waits until it is cleared.
+  if (has(node, GEP31.failed)) return { state: 'failed', pending: announced };
   if (announced) {
-    if (active && has(node, GEP31.ready)) return { state: 'ready', pending: true };
+    if (active && has(node, GEP31.ready))
+      return {
+        state: 'ready',
+        ...(newUIDs ? { marks: { labels: {}, annotations: uidMarks } } : {}),
+        pending: true,
+      };
     const missing = [GEP31.candidate, ...(active ? [GEP31.selected] : [])].filter((l) => !has(node, l));
     return {
       state: active ? 'selected' : 'candidate',
-      ...(missing.length
-        ? { marks: { labels: Object.fromEntries(missing.map((l) => [l, 'true'])), annotations: {} } }
+      ...(missing.length || newUIDs
+        ? { marks: { labels: Object.fromEntries(missing.map((l) => [l, 'true'])), annotations: uidMarks } }
         : {}),
       pending: true,
     };
   }
-  // Nothing announced any more. Drained by MCM: the update (the maintenance) is done, say so.
-  if (has(node, GEP31.ready) && !has(node, GEP31.successful))
+  // Nothing announced any more. Drained by MCM: the update (the maintenance) is over, say how.
+  if (has(node, GEP31.ready) && !has(node, GEP31.successful)) {
+    const outcome = updateOutcome(recorded, ctx.byUID ?? (() => undefined));
+    if (outcome.kind === 'unknown') return { state: 'finishing', pending: true };
+    if (outcome.kind === 'failed')
+      return {
+        state: 'failed',
+        marks: { labels: { [GEP31.failed]: 'true' }, annotations: { [GEP31_FAILED_REASON]: outcome.reason } },
+        pending: false,
+      };
     return {
       state: 'finishing',
       marks: { labels: { [GEP31.successful]: 'true' }, annotations: {} },
       pending: true,
     };
+  }
   // Reported: MCM's step 7 uncordons and removes every update label; wait for it.
   if (has(node, GEP31.successful)) return { state: 'finishing', pending: true };
   // MCM done (or it never got as far as ready-for-update): withdraw what is left of ours.
@@ -98,7 +177,7 @@ export function planHandshake(node: Node, owner: string, announced: boolean, act
     state: 'idle',
     marks: {
       labels: { [GEP31.candidate]: null, [GEP31.selected]: null },
-      annotations: { [IN_PLACE_UPDATE_FOR_ANNOTATION]: null },
+      annotations: { [IN_PLACE_UPDATE_FOR_ANNOTATION]: null, [UIDS]: null },
     },
     pending: false,
   };
@@ -123,4 +202,21 @@ export function budgetBlockers(pods: readonly Pod[], pdbs: readonly Pdb[], since
     });
   }
   return out.slice(0, 32);
+}
+
+/** The Drained condition's text while the shoot's MCM drains (or an update not ours holds the Node). */
+export function inPlaceSummary(
+  node: string,
+  state: string,
+  left: number,
+  blockers: readonly DrainBlocker[],
+): string {
+  const head =
+    state === 'others'
+      ? `an in-place update not started by us is under way on Node ${node}; waiting for it to finish`
+      : state === 'failed'
+        ? `GEP-31: Node ${node} is labelled update-failed from an earlier maintenance; waiting for it to be cleared`
+        : `GEP-31: Node ${node} selected-for-update; waiting for the shoot's MCM to drain it and label it ready-for-update`;
+  const named = blockers.slice(0, 3).map((b) => `${b.pod}: ${b.message}`);
+  return `${head}: ${left} pod(s) left${named.length ? `; ${named.join('; ')}` : ''}`.slice(0, 1024);
 }

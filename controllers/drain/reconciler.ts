@@ -31,7 +31,8 @@ import { podKey, staleNote, type StaleDisruption } from './pods.js';
 import { DrainMetrics } from './metrics.js';
 import { nextPass, sameCondition, sameDrain, WARNING_PHASES } from './pass.js';
 import { cordon, evictPod, markNode, uncordon, WorkloadClusters } from './workload.js';
-import type { Pdb } from './workload-types.js';
+import type { Node, Pdb } from './workload-types.js';
+import { scheduledPatch } from './scheduled.js';
 import { infraMachineOf } from './capi.js';
 import { capiView, mcmView, providerIDView, type ViewContext } from './views.js';
 
@@ -112,6 +113,7 @@ export class DrainReconciler {
       refusals: this.#refusals.get(key) ?? new Map(),
       policy,
       now,
+      byUID: (uid) => this.#maintenances.byIndex('uid', uid)[0],
     };
     const plan = planDrain(input);
     const results = new Map<string, EvictionResult>();
@@ -200,6 +202,15 @@ export class DrainReconciler {
     if (marks && !plan.uncordon) {
       await markNode(client, view.node, marks);
       this.#mgr.logger.info({ claim: owner, node: nodeName, labels: marks.labels }, 'GEP-31 handshake step');
+    }
+    if (plan.scheduled) {
+      await client
+        .resource<Node>(Core.Node)
+        .patch(nodeName, scheduledPatch(plan.scheduled), { type: 'strategic', subresource: 'status' });
+      this.#mgr.logger.info(
+        { claim: owner, node: nodeName, change: plan.scheduled.kind },
+        'MaintenanceScheduled',
+      );
     }
     const pdbCache = new Map<string, Promise<Pdb[]>>();
     const pdbs = (ns: string) => () => {

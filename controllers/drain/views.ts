@@ -11,7 +11,7 @@ import type { WorkloadView } from './decide.js';
 import { podKey } from './pods.js';
 import { unreachable } from './pass.js';
 import { nodeByProviderID, podsOnNode, type WorkloadClusters } from './workload.js';
-import type { Node, Pdb } from './workload-types.js';
+import type { Node, Pdb, Pod } from './workload-types.js';
 import { needsNamespaceLabels, podRuleOf, type PodRule } from './capi.js';
 import { lookUpCapi, type CapiLookup } from './capi-source.js';
 import { findMcmMachine, MCM_GROUP, MCM_VERSION, type McmMachine } from './mcm.js';
@@ -40,6 +40,41 @@ export const McmMachineType: ResourceType = {
 const providerIDOf = (claim: ServerClaim) =>
   claimProviderID(claim.metadata.namespace ?? '', claim.metadata.name ?? '');
 
+type NodeView = Extract<WorkloadView, { kind: 'node' }>;
+type Found = { node: Node; via: string } | { missing: string };
+
+/**
+ * What every way of finding the Node ends with: the Node `find` answers (or why there is none),
+ * remembered so that a pass after the maintenance still comes to uncordon it, its pods, and what that
+ * way adds to the view (`extras`, from those pods). A failed read is an unreachable cluster.
+ */
+async function nodeView(
+  ctx: ViewContext,
+  client: KubeClient,
+  find: () => Promise<Found>,
+  extras: (pods: Pod[]) => Promise<Pick<NodeView, 'capiManaged' | 'rules' | 'gardener'>>,
+): Promise<Observed> {
+  try {
+    const found = await find();
+    if ('missing' in found) return { client, view: { kind: 'no-node', message: found.missing } };
+    const name = found.node.metadata.name ?? '';
+    ctx.remember(name);
+    const pods = await podsOnNode(client, name);
+    return {
+      client,
+      view: { kind: 'node', node: found.node, via: found.via, pods, ...(await extras(pods)) },
+    };
+  } catch (e) {
+    return { client, view: unreachable(e as Error) };
+  }
+}
+
+/** The Node a Machine names, read by name. */
+async function namedNode(client: KubeClient, machine: string, name: string, via: string): Promise<Found> {
+  const node = await client.resource<Node>(Core.Node).find(name);
+  return node ? { node, via } : { missing: `${machine}: its Node ${name} does not exist` };
+}
+
 /** The Node whose providerID names the claim, in the cluster the policy names for its namespace. */
 export async function providerIDView(
   ctx: ViewContext,
@@ -53,22 +88,17 @@ export async function providerIDView(
     return { view: unreachable(e as Error) };
   }
   const providerID = providerIDOf(claim);
-  try {
-    const node = await nodeByProviderID(client, providerID, ctx.hint);
-    if (!node)
-      return {
-        client,
-        view: { kind: 'no-node', message: `no Node in the workload cluster has providerID ${providerID}` },
-      };
-    ctx.remember(node.metadata.name ?? '');
-    const pods = await podsOnNode(client, node.metadata.name ?? '');
-    return {
-      client,
-      view: { kind: 'node', node, via: `providerID ${providerID}`, pods, capiManaged: false },
-    };
-  } catch (e) {
-    return { client, view: unreachable(e as Error) };
-  }
+  return nodeView(
+    ctx,
+    client,
+    async () => {
+      const node = await nodeByProviderID(client, providerID, ctx.hint);
+      return node
+        ? { node, via: `providerID ${providerID}` }
+        : { missing: `no Node in the workload cluster has providerID ${providerID}` };
+    },
+    () => Promise.resolve({ capiManaged: false }),
+  );
 }
 
 /**
@@ -92,40 +122,27 @@ export async function mcmView(
   } catch (e) {
     return { view: unreachable(e as Error) };
   }
-  try {
-    const list = (await machines.resource<McmMachine>(McmMachineType).listAll({ namespace: mcm.namespace }))
-      .items;
-    const found = findMcmMachine(list, providerIDOf(claim), mcm.namespace);
-    if (found.kind === 'missing') return { client, view: { kind: 'no-node', message: found.message } };
-    const machine = `MCM Machine ${mcm.namespace}/${found.machine.metadata.name ?? ''}`;
-    const node = await client.resource<Node>(Core.Node).find(found.nodeName);
-    if (!node)
-      return {
-        client,
-        view: { kind: 'no-node', message: `${machine}: its Node ${found.nodeName} does not exist` },
-      };
-    ctx.remember(found.nodeName);
-    const pods = await podsOnNode(client, found.nodeName);
-    const inPlaceUpdate = mcm.inPlaceUpdate === true;
-    const pdbs: Pdb[] = [];
-    // MCM evicts, so its refusals are not ours to see: the budgets say what holds it up.
-    if (inPlaceUpdate)
+  const inPlaceUpdate = mcm.inPlaceUpdate === true;
+  return nodeView(
+    ctx,
+    client,
+    async () => {
+      const list = (await machines.resource<McmMachine>(McmMachineType).listAll({ namespace: mcm.namespace }))
+        .items;
+      const found = findMcmMachine(list, providerIDOf(claim), mcm.namespace);
+      if (found.kind === 'missing') return { missing: found.message };
+      const machine = `MCM Machine ${mcm.namespace}/${found.machine.metadata.name ?? ''}`;
+      return namedNode(client, machine, found.nodeName, `${machine} status.node`);
+    },
+    async (pods) => {
+      if (!inPlaceUpdate) return { capiManaged: false, gardener: { inPlaceUpdate } };
+      // MCM evicts, so its refusals are not ours to see: the budgets say what holds it up.
+      const pdbs: Pdb[] = [];
       for (const ns of new Set(pods.map((p) => p.metadata.namespace ?? '')))
         pdbs.push(...(await client.resource<Pdb>(Core.PodDisruptionBudget).listAll({ namespace: ns })).items);
-    return {
-      client,
-      view: {
-        kind: 'node',
-        node,
-        via: `${machine} status.node`,
-        pods,
-        capiManaged: false,
-        gardener: { inPlaceUpdate, ...(inPlaceUpdate ? { pdbs } : {}) },
-      },
-    };
-  } catch (e) {
-    return { client, view: unreachable(e as Error) };
-  }
+      return { capiManaged: false, gardener: { inPlaceUpdate, pdbs } };
+    },
+  );
 }
 
 /** The Node of the claim's CAPI Machine (status.nodeRef), in its Cluster, with its MachineDrainRules. */
@@ -145,34 +162,26 @@ export async function capiView(
     return { view: unreachable(e as Error) };
   }
   const machine = `Machine ${found.machine.metadata.namespace}/${found.machine.metadata.name}`;
-  try {
-    const node = await client.resource<Node>(Core.Node).find(found.nodeName);
-    if (!node)
-      return {
-        view: { kind: 'no-node', message: `${machine}: its Node ${found.nodeName} does not exist` },
+  return nodeView(
+    ctx,
+    client,
+    () => namedNode(client, machine, found.nodeName, `${machine} status.nodeRef`),
+    async (pods) => {
+      const namespaceLabels = new Map<string, Record<string, string>>();
+      if (needsNamespaceLabels(found.rules))
+        for (const ns of (await client.resource<KubeObject>(Core.Namespace).listAll()).items)
+          namespaceLabels.set(ns.metadata.name ?? '', ns.metadata.labels ?? {});
+      const rctx = {
+        machineLabels: found.machine.metadata.labels ?? {},
+        clusterLabels: found.clusterLabels,
+        namespaceLabels,
       };
-    // Remembered like a providerID Node: after the maintenance, a pass still comes to uncordon it.
-    ctx.remember(found.nodeName);
-    const pods = await podsOnNode(client, found.nodeName);
-    const namespaceLabels = new Map<string, Record<string, string>>();
-    if (needsNamespaceLabels(found.rules))
-      for (const ns of (await client.resource<KubeObject>(Core.Namespace).listAll()).items)
-        namespaceLabels.set(ns.metadata.name ?? '', ns.metadata.labels ?? {});
-    const rctx = {
-      machineLabels: found.machine.metadata.labels ?? {},
-      clusterLabels: found.clusterLabels,
-      namespaceLabels,
-    };
-    const rules = new Map<string, PodRule>();
-    for (const pod of pods) {
-      const rule = podRuleOf(pod, found.rules, rctx);
-      if (rule) rules.set(podKey(pod), rule);
-    }
-    return {
-      client,
-      view: { kind: 'node', node, via: `${machine} status.nodeRef`, pods, capiManaged: true, rules },
-    };
-  } catch (e) {
-    return { view: unreachable(e as Error) };
-  }
+      const rules = new Map<string, PodRule>();
+      for (const pod of pods) {
+        const rule = podRuleOf(pod, found.rules, rctx);
+        if (rule) rules.set(podKey(pod), rule);
+      }
+      return { capiManaged: true, rules };
+    },
+  );
 }

@@ -2,9 +2,18 @@
 import type { LabelSelector } from '../../api/schema/common.js';
 import type { KubeObject } from '../../api/schema/meta.js';
 
+export interface NodeCondition {
+  type: string;
+  status: string;
+  reason?: string;
+  message?: string;
+  lastHeartbeatTime?: string;
+  lastTransitionTime?: string;
+}
+
 export interface Node extends KubeObject {
   spec?: { providerID?: string; unschedulable?: boolean };
-  status?: { conditions?: { type: string; status: string }[] };
+  status?: { conditions?: NodeCondition[] };
 }
 
 export interface Pod extends KubeObject {

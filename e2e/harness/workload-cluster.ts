@@ -50,7 +50,7 @@ export interface NodeSpec {
 export interface Node extends KubeObject {
   spec?: { providerID?: string; unschedulable?: boolean; taints?: { key: string; effect: string }[] };
   status?: {
-    conditions?: { type: string; status: string }[];
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
     allocatable?: Record<string, string>;
     capacity?: Record<string, string>;
   };

@@ -20,6 +20,7 @@ import { ServerClaimResource } from '../../lib/kube/kinds.js';
 import { Core } from '../../lib/kube/resources.js';
 import { claimProviderID } from '../../contract/names.js';
 import { LEGACY_APPROVED_LABEL, LEGACY_NEEDED_LABEL } from '../../contract/legacy-labels.js';
+import { KickLoop } from './kick.js';
 
 interface Node extends KubeObject {
   spec?: { providerID?: string };
@@ -37,9 +38,7 @@ export class CcmStandIn {
   readonly #metal: KubeClient;
   readonly #workload: KubeClient;
   #timer: NodeJS.Timeout | undefined;
-  #running = Promise.resolve();
-  #again = false;
-  #busy = false;
+  readonly #loop: KickLoop;
   /** What it wrote, for tests to show it took part. */
   readonly writes: CcmStandInWrites = { nodeNeeded: 0, claimApproved: 0, claimUnapproved: 0 };
 
@@ -49,7 +48,10 @@ export class CcmStandIn {
     this.#workload = workload;
     this.#claims = new Informer<ServerClaim>(metal.resource<ServerClaim>(ServerClaimResource), { namespace });
     this.#nodes = new Informer<Node>(workload.resource<Node>(Core.Node));
-    const kick = () => this.#kick();
+    this.#loop = new KickLoop(async () => {
+      for (const claim of this.#claims.list()) await this.#reconcile(claim).catch(() => undefined);
+    });
+    const kick = () => this.#loop.kick();
     for (const i of [this.#claims, this.#nodes] as Informer<KubeObject>[])
       i.on({ add: kick, update: kick, delete: kick });
   }
@@ -58,29 +60,14 @@ export class CcmStandIn {
     this.#claims.start();
     this.#nodes.start();
     await Promise.all([this.#claims.waitForSync(), this.#nodes.waitForSync()]);
-    this.#timer = setInterval(() => this.#kick(), 1000);
-    this.#kick();
+    this.#timer = setInterval(() => this.#loop.kick(), 1000);
+    this.#loop.kick();
   }
 
   async stop(): Promise<void> {
     clearInterval(this.#timer);
-    await this.#running;
+    await this.#loop.idle();
     await Promise.all([this.#claims.stop(), this.#nodes.stop()]);
-  }
-
-  #kick(): void {
-    if (this.#busy) {
-      this.#again = true;
-      return;
-    }
-    this.#busy = true;
-    this.#running = (async () => {
-      do {
-        this.#again = false;
-        for (const claim of this.#claims.list()) await this.#reconcile(claim).catch(() => undefined);
-      } while (this.#again);
-      this.#busy = false;
-    })();
   }
 
   async #reconcile(claim: ServerClaim): Promise<void> {

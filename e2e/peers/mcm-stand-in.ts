@@ -20,6 +20,7 @@ import type { KubeClient } from '../../lib/kube/client.js';
 import { isNotFound, isTooManyRequests } from '../../lib/kube/errors.js';
 import { Informer } from '../../lib/kube/informer.js';
 import { Core } from '../../lib/kube/resources.js';
+import { KickLoop } from './kick.js';
 
 const L = 'node.machine.sapcloud.io';
 export const MCM_LABELS = {
@@ -54,45 +55,31 @@ export class McmStandIn {
   readonly #client: KubeClient;
   readonly #nodes: Informer<Node>;
   #timer: NodeJS.Timeout | undefined;
-  #running = Promise.resolve();
-  #again = false;
-  #busy = false;
+  readonly #loop: KickLoop;
   readonly counts: McmStandInCounts = { evicted: new Map(), refused: 0, ready: 0, finished: 0 };
 
   /** `workload`: the shoot's API with MCM's rights (nodes patch, pods list, pods/eviction create). */
   constructor(workload: KubeClient) {
     this.#client = workload;
     this.#nodes = new Informer<Node>(workload.resource<Node>(Core.Node));
-    const kick = () => this.#kick();
+    this.#loop = new KickLoop(async () => {
+      for (const node of this.#nodes.list()) await this.#reconcile(node).catch(() => undefined);
+    });
+    const kick = () => this.#loop.kick();
     this.#nodes.on({ add: kick, update: kick, delete: kick });
   }
 
   async start(): Promise<void> {
     this.#nodes.start();
     await this.#nodes.waitForSync();
-    this.#timer = setInterval(() => this.#kick(), 250);
-    this.#kick();
+    this.#timer = setInterval(() => this.#loop.kick(), 250);
+    this.#loop.kick();
   }
 
   async stop(): Promise<void> {
     clearInterval(this.#timer);
-    await this.#running;
+    await this.#loop.idle();
     await this.#nodes.stop();
-  }
-
-  #kick(): void {
-    if (this.#busy) {
-      this.#again = true;
-      return;
-    }
-    this.#busy = true;
-    this.#running = (async () => {
-      do {
-        this.#again = false;
-        for (const node of this.#nodes.list()) await this.#reconcile(node).catch(() => undefined);
-      } while (this.#again);
-      this.#busy = false;
-    })();
   }
 
   async #reconcile(node: Node): Promise<void> {

@@ -9,7 +9,7 @@
 //    claim: the Node's maintenance-approved arrives while the drain is still under way, and still the
 //    maintenance starts only once the Node is drained, with exactly one approval of its uid.
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { expect, it } from '@jest/globals';
 import type { KubeObject } from '../../../api/schema/meta.js';
 import { installCRDFiles } from '../../../e2e/harness/control-plane.js';
 import { waitFor } from '../../../e2e/harness/env.js';
@@ -20,23 +20,16 @@ import { CAPI_INFRA_GROUP } from '../../../controllers/drain/capi.js';
 import { ClusterType, DrainRuleType, MachineType } from '../../../controllers/drain/capi-source.js';
 import { Core, type ResourceType } from '../../../lib/kube/resources.js';
 import { LEGACY_APPROVED_LABEL, LEGACY_NEEDED_LABEL } from '../../../contract/legacy-labels.js';
-import {
-  conditionOf,
-  finish,
-  waitForGone,
-  waitForMaintenance,
-  type Fleet,
-  type Lifecycle,
-} from '../lifecycle/harness.js';
+import { conditionOf, finish, waitForGone, waitForMaintenance } from '../lifecycle/harness.js';
 import {
   DRAIN_SA,
+  drainedThenApproved,
+  endedAndUncordoned,
   nodeOf,
   nodesOf,
   SHOP,
-  startDrainWorld,
-  stopDrainWorld,
+  useDrainWorld,
   workloadOn,
-  type DrainWorld,
 } from './world.js';
 
 const InfraMachineType: ResourceType = {
@@ -47,21 +40,13 @@ const InfraMachineType: ResourceType = {
   namespaced: true,
 };
 
-let w: DrainWorld | undefined;
-let lc: Lifecycle;
-let f: Fleet;
-
-beforeAll(async () => {
-  w = await startDrainWorld();
-  ({ lc, f } = w);
+const w = useDrainWorld(async ({ lc }) => {
   const crds = preparedDir('capi-crds.sh');
   await installCRDFiles(lc.admin, [
     ...['clusters', 'machines', 'machinedrainrules'].map((k) => join(crds, `cluster.x-k8s.io_${k}.yaml`)),
     join(import.meta.dirname, 'fixtures', 'ironcoremetalmachines.crd.yaml'),
   ]);
-}, 300_000);
-
-afterAll(() => stopDrainWorld(w), 90_000);
+});
 
 const ownerRef = (o: KubeObject, controller = true) => ({
   apiVersion: o.apiVersion!,
@@ -73,11 +58,12 @@ const ownerRef = (o: KubeObject, controller = true) => ({
 
 /** Claim `index` as a Cluster API provider leaves it: owned by an IroncoreMetalMachine of Machine `name`. */
 async function capiMachineFor(index: number, name: string, nodeName: string): Promise<void> {
+  const { lc, f } = w;
   const ns = f.tenant;
   const admin = lc.admin;
   await admin.resource(Core.Secret).create({
     metadata: { name: `${name}-cluster-kubeconfig`, namespace: ns },
-    data: { value: Buffer.from(w!.workloadKubeconfig).toString('base64') },
+    data: { value: Buffer.from(w.workloadKubeconfig).toString('base64') },
   } as never);
   await admin.resource(ClusterType).create({
     metadata: { name: `${name}-cluster`, namespace: ns, labels: { env: 'prod' } },
@@ -106,7 +92,7 @@ async function capiMachineFor(index: number, name: string, nodeName: string): Pr
 }
 
 it('finds a Cluster API Machine’s Node and drains it by its MachineDrainRules', async () => {
-  const { wc } = w!;
+  const { wc, lc, f } = w;
   // The Machine's Node has no providerID naming the claim: only the CAPI chain leads to it.
   const node = 'capi-worker';
   await wc.addNodes([{ name: node }]);
@@ -143,23 +129,9 @@ it('finds a Cluster API Machine’s Node and drains it by its MachineDrainRules'
   }, 50);
   try {
     await lc.maintenance('capi-drain', f.servers[0]!);
-    const drained = await waitForMaintenance(
-      lc,
-      'capi-drain',
-      'drained',
-      (x) => x.status?.drain?.phase === 'Drained',
-      { timeoutMs: 90_000 },
-    );
+    const { drained } = await drainedThenApproved(lc, 'capi-drain');
     expect(drained.status?.drain).toMatchObject({ node, cordoned: 'ByUs', podsLeft: 0 });
     expect(drained.status?.drain?.via).toContain(`Machine ${f.tenant}/worker-0`);
-    const running = await waitForMaintenance(
-      lc,
-      'capi-drain',
-      'InMaintenance',
-      (x) => x.status?.state === 'InMaintenance',
-    );
-    // Our approval (the claim holds it only until InMaintenance; the maintenance records it).
-    expect(running.status?.approval).toMatchObject({ source: 'Owner', approvedBy: DRAIN_SA });
   } finally {
     clearInterval(sampler);
   }
@@ -171,13 +143,11 @@ it('finds a Cluster API Machine’s Node and drains it by its MachineDrainRules'
   // Skip: the rule keeps the logs pod where it is, and the drain still counts as done.
   expect(on('logs')).toEqual([node]);
 
-  await finish(lc, 'capi-drain');
-  await waitForGone(lc, 'capi-drain');
-  await waitFor(`${node} uncordoned`, async () => !(await nodesOf(wc).get(node)).spec?.unschedulable);
+  await endedAndUncordoned(w, 'capi-drain', node);
 }, 240_000);
 
 it('keeps the CCM label relay working beside the typed path: one approval, after the drain', async () => {
-  const { wc } = w!;
+  const { wc, lc, f } = w;
   const ccm = new CcmStandIn(lc.admin, wc.admin, f.tenant);
   await ccm.start();
   let sampler: NodeJS.Timeout | undefined;

@@ -11,8 +11,7 @@
 // controller names the stale entry meanwhile and goes on when it expires (docs/drain.md). The first
 // case makes that state on purpose (the entry written through the status subresource, backdated so it
 // expires within seconds) and checks it is named; the rounds allow for it when a kill makes it.
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
+import { expect, it } from '@jest/globals';
 import { waitFor } from '../../../e2e/harness/env.js';
 import { type WorkloadCluster } from '../../../e2e/harness/workload-cluster.js';
 import { podsOf, type Pdb, type Pod } from '../../../e2e/harness/testing/workloads.js';
@@ -22,38 +21,17 @@ import { isConflict } from '../../../lib/kube/errors.js';
 import { rfc3339 } from '../../../contract/time.js';
 import { DISRUPTED_POD_EXPIRY_MS } from '../../../controllers/drain/pods.js';
 import { finish, waitForGone, waitForMaintenance, type Fleet, type Lifecycle } from '../lifecycle/harness.js';
-import {
-  nodeOf,
-  nodesOf,
-  SHOP,
-  startDrainWorld,
-  stopDrainWorld,
-  workloadOn as placeWorkload,
-  type DrainWorld,
-} from './world.js';
+import { drainPolicy, nodeOf, nodesOf, SHOP, useDrainWorld, workloadOn as placeWorkload } from './world.js';
 
-let w: DrainWorld | undefined;
 let wc: WorkloadCluster;
 let lc: Lifecycle;
 let f: Fleet;
 
-beforeAll(async () => {
-  w = await startDrainWorld();
+useDrainWorld(async (w) => {
   ({ wc, lc, f } = w);
   // Not about drainTimeout here: a stall of up to 2 min must stay Draining, not turn TimedOut.
-  await lc.setPolicy({
-    drain: {
-      leadTime: '0s',
-      timeout: '10m',
-      onTimeout: 'Fail',
-      emptyDirData: 'Block',
-      unmanagedPods: 'Block',
-      clusters: [{ namespace: f.tenant, secretName: 'workload-kubeconfig', secretKey: 'kubeconfig' }],
-    },
-  } as never);
-}, SETUP_TIMEOUT_MS);
-
-afterAll(() => stopDrainWorld(w), 90_000);
+  await lc.setPolicy({ drain: { ...drainPolicy(f.tenant), timeout: '10m' } } as never);
+});
 
 const nodes = () => nodesOf(wc);
 const pdbs = () => wc.admin.resource<Pdb>(Core.PodDisruptionBudget);

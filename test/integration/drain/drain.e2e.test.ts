@@ -8,100 +8,68 @@
 // 4. (kill -9 mid-drain: drain-crash.e2e.test.ts)
 // (6 and 7: consumers.e2e.test.ts)
 // 5. the workload cluster's API unreachable: a visible condition, and the deadline path still works.
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
+import { expect, it } from '@jest/globals';
 import { waitFor } from '../../../e2e/harness/env.js';
-import { type WorkloadCluster } from '../../../e2e/harness/workload-cluster.js';
 import { podsOf, type Pdb } from '../../../e2e/harness/testing/workloads.js';
 import { CORDONED_FOR_ANNOTATION } from '../../../contract/names.js';
+import { MAINTENANCE_SCHEDULED } from '../../../controllers/drain/scheduled.js';
 import { rfc3339 } from '../../../contract/time.js';
-import {
-  conditionOf,
-  finish,
-  waitForGone,
-  waitForMaintenance,
-  type Fleet,
-  type Lifecycle,
-} from '../lifecycle/harness.js';
+import { conditionOf, finish, waitForGone, waitForMaintenance } from '../lifecycle/harness.js';
 import {
   DRAIN_SA,
+  drainedThenApproved,
+  endedAndUncordoned,
   nodeOf,
   nodesOf,
+  sampleRunning,
   SHOP,
-  startDrainWorld,
-  stopDrainWorld,
+  useDrainWorld,
   workloadOn as placeWorkload,
-  type DrainWorld,
 } from './world.js';
 
-let w: DrainWorld | undefined;
-let wc: WorkloadCluster;
-let lc: Lifecycle;
-let f: Fleet;
+const w = useDrainWorld();
 
-beforeAll(async () => {
-  w = await startDrainWorld();
-  ({ wc, lc, f } = w);
-}, SETUP_TIMEOUT_MS);
-
-afterAll(() => stopDrainWorld(w), 90_000);
-
-const nodes = () => nodesOf(wc);
+const nodes = () => nodesOf(w.wc);
 const workloadOn = (name: string, node: string, replicas: number, pdb: Pdb['spec']) =>
-  placeWorkload(wc, name, node, replicas, pdb);
+  placeWorkload(w.wc, name, node, replicas, pdb);
 
 it('drains a Node one pod at a time under its PDB, approves, and uncordons after the maintenance', async () => {
+  const { wc, lc, f } = w;
   await workloadOn('api', nodeOf(0), 3, { maxUnavailable: 1, selector: { matchLabels: { app: 'api' } } });
   await wc.addNodes([
     { name: 'spare-a', labels: { 'fits-api': 'yes' } },
     { name: 'spare-b', labels: { 'fits-api': 'yes' } },
   ]);
 
-  let minReady = 3;
-  const sampler = setInterval(() => {
-    void podsOf(wc.admin, SHOP, 'app=api').then((pods) => {
-      const ready = pods.filter((p) => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp).length;
-      minReady = Math.min(minReady, ready);
-    });
-  }, 50);
+  const sampler = sampleRunning(wc, 'api', 3);
   try {
-    await lc.maintenance('drain-web', f.servers[0]!);
-    const drained = await waitForMaintenance(
-      lc,
-      'drain-web',
-      'drained',
-      (x) => x.status?.drain?.phase === 'Drained',
-      {
-        timeoutMs: 60_000,
-      },
-    );
+    const m = await lc.maintenance('drain-web', f.servers[0]!);
+    // Early notice in the workload cluster: the Node's condition names what is announced to its claim.
+    const scheduled = await waitFor('MaintenanceScheduled on node-0', async () => {
+      const n = await nodes().get(nodeOf(0));
+      return n.status?.conditions?.find((c) => c.type === MAINTENANCE_SCHEDULED);
+    });
+    expect(scheduled).toMatchObject({ status: 'True', reason: m.spec.class ?? 'Planned' });
+    expect(scheduled.message).toContain(`ServerMaintenance ${lc.ns}/drain-web`);
+    // The approval follows in the same pass, right after the status write.
+    const { drained } = await drainedThenApproved(lc, 'drain-web', 60_000);
     expect(drained.status?.drain).toMatchObject({ node: nodeOf(0), cordoned: 'ByUs', podsLeft: 0 });
     expect(conditionOf(drained, 'Drained')).toMatchObject({ status: 'True', reason: 'Drained' });
-    // The approval follows in the same pass, right after the status write; the claim holds it only
-    // until the maintenance is InMaintenance, so the maintenance's status is where it is asserted.
-    const running = await waitForMaintenance(
-      lc,
-      'drain-web',
-      'InMaintenance',
-      (x) => x.status?.state === 'InMaintenance',
-    );
-    expect(running.status?.approval).toMatchObject({ source: 'Owner', approvedBy: DRAIN_SA });
     const node = await nodes().get(nodeOf(0));
     expect(node.spec?.unschedulable).toBe(true);
     expect(node.metadata.annotations?.[CORDONED_FOR_ANNOTATION]).toBe(`${f.tenant}/${f.claims[0]!.name}`);
   } finally {
-    clearInterval(sampler);
+    sampler.stop();
   }
   // maxUnavailable 1 of 3: never fewer than 2 api pods running at once.
-  expect(minReady).toBeGreaterThanOrEqual(2);
+  expect(sampler.fewest()).toBeGreaterThanOrEqual(2);
   const pods = await podsOf(wc.admin, SHOP, 'app=api');
   expect(pods.every((p) => p.spec?.nodeName !== nodeOf(0))).toBe(true);
 
-  await finish(lc, 'drain-web');
-  await waitForGone(lc, 'drain-web');
-  const after = await waitFor('node-0 uncordoned', async () => {
+  const after = await endedAndUncordoned(w, 'drain-web', nodeOf(0));
+  await waitFor('MaintenanceScheduled removed from node-0', async () => {
     const n = await nodes().get(nodeOf(0));
-    return !n.spec?.unschedulable && n;
+    return !n.status?.conditions?.some((c) => c.type === MAINTENANCE_SCHEDULED);
   });
   expect(after.metadata.annotations?.[CORDONED_FOR_ANNOTATION]).toBeUndefined();
   await waitFor('our approval released from the claim', async () => {
@@ -111,6 +79,7 @@ it('drains a Node one pod at a time under its PDB, approves, and uncordons after
 }, 180_000);
 
 it('names a pod blocked by an unsatisfiable PDB within 30 s, then fails visibly at drainTimeout', async () => {
+  const { lc, f } = w;
   await workloadOn('solo', nodeOf(1), 1, { minAvailable: 1, selector: { matchLabels: { app: 'solo' } } });
   const m = await lc.maintenance('drain-solo', f.servers[1]!);
   const created = Date.parse(m.metadata.creationTimestamp!);
@@ -157,6 +126,7 @@ it('names a pod blocked by an unsatisfiable PDB within 30 s, then fails visibly 
 }, 120_000);
 
 it("keeps an admin's cordon after the maintenance", async () => {
+  const { lc, f } = w;
   const m = await lc.maintenance('drain-admin', f.servers[2]!);
   const drained = await waitForMaintenance(
     lc,
@@ -183,6 +153,7 @@ it("keeps an admin's cordon after the maintenance", async () => {
 }, 90_000);
 
 it('shows an unreachable workload cluster and still proceeds at the deadline', async () => {
+  const { wc, lc, f } = w;
   await wc.stopApiserver();
   try {
     const deadline = rfc3339(Date.now() + 20_000);

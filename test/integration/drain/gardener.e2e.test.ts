@@ -9,48 +9,47 @@
 // ready-for-update, we approve; after the maintenance we report update-successful, the stand-in
 // uncordons and clears its labels, and our annotation goes.
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { expect, it } from '@jest/globals';
 import type { KubeObject } from '../../../api/schema/meta.js';
 import { installCRDFiles, REPO_ROOT } from '../../../e2e/harness/control-plane.js';
-import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import { waitFor } from '../../../e2e/harness/env.js';
 import { applyManifest } from '../../../e2e/harness/processes.js';
 import { podsOf } from '../../../e2e/harness/testing/workloads.js';
 import { McmMachineType } from '../../../controllers/drain/views.js';
 import { McmStandIn, MCM_LABELS } from '../../../e2e/peers/mcm-stand-in.js';
-import { claimProviderID, IN_PLACE_UPDATE_FOR_ANNOTATION } from '../../../contract/names.js';
+import {
+  claimProviderID,
+  IN_PLACE_UPDATE_FOR_ANNOTATION,
+  IN_PLACE_UPDATE_UIDS_ANNOTATION,
+} from '../../../contract/names.js';
+import { GEP31_FAILED_REASON } from '../../../controllers/drain/gep31.js';
 import { Core } from '../../../lib/kube/resources.js';
 import {
   conditionOf,
   finish,
+  HOLD_FOREVER,
   waitForGone,
   waitForMaintenance,
-  type Fleet,
-  type Lifecycle,
+  waitForState,
 } from '../lifecycle/harness.js';
 import {
   DRAIN_SA,
+  drainedThenApproved,
   drainPolicy,
+  endedAndUncordoned,
   nodeOf,
   nodesOf,
+  sampleRunning,
   SHOP,
-  startDrainWorld,
-  stopDrainWorld,
+  useDrainWorld,
   workloadOn,
-  type DrainWorld,
 } from './world.js';
 
 /** Where the shoot's Machines are (in a real landscape: the shoot's namespace in the seed). */
 const SHOOT_NS = 'shoot--tenant--prod';
 
-let w: DrainWorld | undefined;
-let lc: Lifecycle;
-let f: Fleet;
-
-beforeAll(async () => {
-  w = await startDrainWorld();
-  ({ lc, f } = w);
-  const admin = w.wc.admin;
+const w = useDrainWorld(async ({ wc, lc, f }) => {
+  const admin = wc.admin;
   await installCRDFiles(admin, [
     join(import.meta.dirname, 'fixtures', 'machines.machine.sapcloud.io.crd.yaml'),
   ]);
@@ -68,12 +67,10 @@ beforeAll(async () => {
     subjects: [{ kind: 'ServiceAccount', name: 'metal-drain', namespace: 'kube-system' }],
   } as never);
   await lc.setPolicy({ drain: drainPolicy(f.tenant, { mcm: { namespace: SHOOT_NS } }) } as never);
-}, SETUP_TIMEOUT_MS);
-
-afterAll(() => stopDrainWorld(w), 90_000);
+});
 
 it('finds a Gardener MCM Machine’s Node by spec.providerID and status.node, and drains it', async () => {
-  const { wc } = w!;
+  const { wc, lc, f } = w;
   const claim = f.claims[3]!;
   const node = 'mcm-worker';
   await wc.addNodes([{ name: node }]);
@@ -105,34 +102,19 @@ it('finds a Gardener MCM Machine’s Node by spec.providerID and status.node, an
   await wc.admin
     .resource(McmMachineType)
     .patch('prod-worker-z1-abc12', { status: { node } }, { namespace: SHOOT_NS, subresource: 'status' });
-  const drained = await waitForMaintenance(
-    lc,
-    'mcm-drain',
-    'drained',
-    (x) => x.status?.drain?.phase === 'Drained',
-    { timeoutMs: 90_000 },
-  );
+  const { drained } = await drainedThenApproved(lc, 'mcm-drain');
   expect(drained.status?.drain).toMatchObject({ node, cordoned: 'ByUs', podsLeft: 0 });
   expect(drained.status?.drain?.via).toBe(`MCM Machine ${SHOOT_NS}/prod-worker-z1-abc12 status.node`);
-  const running = await waitForMaintenance(
-    lc,
-    'mcm-drain',
-    'InMaintenance',
-    (x) => x.status?.state === 'InMaintenance',
-  );
-  expect(running.status?.approval).toMatchObject({ source: 'Owner', approvedBy: DRAIN_SA });
   const pods = await podsOf(wc.admin, SHOP, 'app=api');
   expect(pods.map((p) => p.spec?.nodeName)).toEqual(['mcm-spare', 'mcm-spare']);
   // The Node whose providerID names the claim is not the consumer here: it was never cordoned.
   expect((await nodesOf(wc).get(nodeOf(3))).spec?.unschedulable).toBeFalsy();
 
-  await finish(lc, 'mcm-drain');
-  await waitForGone(lc, 'mcm-drain');
-  await waitFor(`${node} uncordoned`, async () => !(await nodesOf(wc).get(node)).spec?.unschedulable);
+  await endedAndUncordoned(w, 'mcm-drain', node);
 }, 240_000);
 
 it('hands a Gardener Node to its MCM (GEP-31 labels), approves once MCM says ready-for-update', async () => {
-  const { wc } = w!;
+  const { wc, lc, f } = w;
   await lc.setPolicy({
     drain: drainPolicy(f.tenant, { mcm: { namespace: SHOOT_NS, inPlaceUpdate: true } }),
   } as never);
@@ -151,13 +133,7 @@ it('hands a Gardener Node to its MCM (GEP-31 labels), approves once MCM says rea
   await wc.addNodes([{ name: 'ip-spare', labels: { 'fits-cart': 'yes' } }]);
   const mcm = new McmStandIn(wc.admin);
   // The budget holds throughout: never fewer than replicas - 1 cart pods running.
-  let minRunning = replicas;
-  const sampler = setInterval(() => {
-    void podsOf(wc.admin, SHOP, 'app=cart').then((pods) => {
-      const running = pods.filter((p) => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp);
-      minRunning = Math.min(minRunning, running.length);
-    });
-  }, 50);
+  const sampler = sampleRunning(wc, 'cart', replicas);
   try {
     await lc.maintenance('in-place', f.servers[4]!);
     // Without MCM nothing moves: selected, deferred, waiting; no pod of ours evicted, no cordon of ours.
@@ -188,21 +164,8 @@ it('hands a Gardener Node to its MCM (GEP-31 labels), approves once MCM says rea
     expect(c.spec.maintenance?.deferrals?.some((d) => d.requestedBy === DRAIN_SA)).toBe(true);
 
     await mcm.start();
-    const drained = await waitForMaintenance(
-      lc,
-      'in-place',
-      'drained by MCM',
-      (x) => x.status?.drain?.phase === 'Drained',
-      { timeoutMs: 90_000 },
-    );
+    const { drained } = await drainedThenApproved(lc, 'in-place');
     expect(conditionOf(drained, 'Drained')?.message).toContain('ready-for-update');
-    const running = await waitForMaintenance(
-      lc,
-      'in-place',
-      'InMaintenance',
-      (x) => x.status?.state === 'InMaintenance',
-    );
-    expect(running.status?.approval).toMatchObject({ source: 'Owner', approvedBy: DRAIN_SA });
     // MCM evicted each pod once; the drain controller evicted none of them.
     expect(mcm.counts.evicted.size).toBe(replicas);
     expect([...mcm.counts.evicted.values()].every((n) => n === 1)).toBe(true);
@@ -227,8 +190,54 @@ it('hands a Gardener Node to its MCM (GEP-31 labels), approves once MCM says rea
     );
     expect(mcm.counts.finished).toBeGreaterThanOrEqual(1);
   } finally {
-    clearInterval(sampler);
+    sampler.stop();
     await mcm.stop();
   }
-  expect(minRunning).toBeGreaterThanOrEqual(replicas - 1);
+  expect(sampler.fewest()).toBeGreaterThanOrEqual(replicas - 1);
+}, 240_000);
+
+it('reports update-failed, with the reason, when the maintenance the Node was handed over for fails', async () => {
+  // The same Node and Machine as the test before (policy inPlaceUpdate still set): a new update of it.
+  const { wc, lc, f } = w;
+  const node = 'ip-worker';
+  const mcm = new McmStandIn(wc.admin);
+  await mcm.start();
+  try {
+    // Held by nobody but its maxDuration: 4 s after it starts, the maintenance controller fails it.
+    const m = await lc.maintenance('in-place-fails', f.servers[4]!, { maxDuration: '4s' }, HOLD_FOREVER);
+    await waitForMaintenance(
+      lc,
+      'in-place-fails',
+      'InMaintenance',
+      (x) => x.status?.state === 'InMaintenance',
+      {
+        timeoutMs: 90_000,
+      },
+    );
+    const ready = await nodesOf(wc).get(node);
+    expect(ready.metadata.labels?.[MCM_LABELS.ready]).toBe('true');
+    expect(ready.metadata.annotations?.[IN_PLACE_UPDATE_UIDS_ANNOTATION]).toBe(m.metadata.uid);
+    const failed = await waitForState(lc, 'in-place-fails', 'Failed', { timeoutMs: 40_000 });
+    expect(conditionOf(failed, 'Failed')?.reason).toBe('MaxDurationExceeded');
+    const reported = await waitFor(
+      'update-failed on the Node',
+      async () => {
+        const n = await nodesOf(wc).get(node);
+        return n.metadata.labels?.[MCM_LABELS.failed] === 'true' && n;
+      },
+      { timeoutMs: 30_000 },
+    );
+    expect(reported.metadata.annotations?.[GEP31_FAILED_REASON]).toContain(
+      `ServerMaintenance ${lc.ns}/in-place-fails failed: MaxDurationExceeded`,
+    );
+    // Never both results: the stand-in's step 7 (uncordon, clear) is for update-successful only.
+    await new Promise((r) => setTimeout(r, 3000));
+    const after = await nodesOf(wc).get(node);
+    expect(after.metadata.labels?.[MCM_LABELS.successful]).toBeUndefined();
+    expect(after.spec?.unschedulable).toBe(true);
+  } finally {
+    await mcm.stop();
+  }
+  await finish(lc, 'in-place-fails');
+  await waitForGone(lc, 'in-place-fails');
 }, 240_000);

@@ -1,7 +1,11 @@
 // The drain e2e suites' world: a real workload cluster (e2e/harness/workload-cluster.ts) wired to the
 // real lifecycle binaries the way an operator wires it (the documented workload Role, its kubeconfig in
 // a Secret the policy names, read through a RoleBinding in the tenant), and workloads under PDBs.
+// bench/drain.ts imports it too, outside Jest: so Jest's globals (beforeAll, expect) are used only
+// inside the functions the suites call, never imported from @jest/globals (which throws outside Jest).
 import { readFileSync } from 'node:fs';
+import type { ServerMaintenance } from '../../../api/maintenance/v1alpha1/servermaintenance.js';
+import { SETUP_TIMEOUT_MS } from '../../../e2e/harness/dist.js';
 import { Core } from '../../../lib/kube/resources.js';
 import { applyManifest, tokenKubeconfig } from '../../../e2e/harness/processes.js';
 import { REPO_ROOT } from '../../../e2e/harness/control-plane.js';
@@ -13,7 +17,14 @@ import {
 } from '../../../e2e/harness/workload-cluster.js';
 import { deploymentObject, podsOf, type Pdb } from '../../../e2e/harness/testing/workloads.js';
 import { claimProviderID } from '../../../contract/names.js';
-import { startLifecycle, type Fleet, type Lifecycle } from '../lifecycle/harness.js';
+import {
+  finish,
+  startLifecycle,
+  waitForGone,
+  waitForMaintenance,
+  type Fleet,
+  type Lifecycle,
+} from '../lifecycle/harness.js';
 import { localTargetOnly } from '../../../e2e/harness/target.js';
 
 // Every file of the suite comes through here: asked for cluster mode, each fails at load, saying why.
@@ -99,9 +110,70 @@ export async function startDrainWorld(): Promise<DrainWorld> {
   return { wc, lc, f, workloadKubeconfig };
 }
 
-export async function stopDrainWorld(w: DrainWorld | undefined): Promise<void> {
-  await w?.lc.stop();
-  await w?.wc.stop();
+export async function stopDrainWorld(w: Partial<DrainWorld> | undefined): Promise<void> {
+  await w?.lc?.stop();
+  await w?.wc?.stop();
+}
+
+/**
+ * A suite's world: started before its tests (then `setup`, e.g. CRDs or a policy of its own), stopped
+ * after them. The object is filled in by beforeAll, so read its fields inside tests and hooks only.
+ */
+export function useDrainWorld(setup?: (w: DrainWorld) => Promise<void>): DrainWorld {
+  const w = {} as DrainWorld;
+  beforeAll(async () => {
+    Object.assign(w, await startDrainWorld());
+    await setup?.(w);
+  }, SETUP_TIMEOUT_MS);
+  afterAll(() => stopDrainWorld(w), 90_000);
+  return w;
+}
+
+/**
+ * Waits until maintenance `name` is drained, then until it runs on the drain controller's approval
+ * (the claim holds that approval only until InMaintenance; the maintenance records it).
+ */
+export async function drainedThenApproved(
+  lc: Lifecycle,
+  name: string,
+  timeoutMs = 90_000,
+): Promise<{ drained: ServerMaintenance; running: ServerMaintenance }> {
+  const drained = await waitForMaintenance(lc, name, 'drained', (x) => x.status?.drain?.phase === 'Drained', {
+    timeoutMs,
+  });
+  const running = await waitForMaintenance(
+    lc,
+    name,
+    'InMaintenance',
+    (x) => x.status?.state === 'InMaintenance',
+  );
+  expect(running.status?.approval).toMatchObject({ source: 'Owner', approvedBy: DRAIN_SA });
+  return { drained, running };
+}
+
+/** Ends maintenance `name` and waits for `node` to be schedulable again; returns that Node. */
+export async function endedAndUncordoned(w: DrainWorld, name: string, node: string): Promise<Node> {
+  await finish(w.lc, name);
+  await waitForGone(w.lc, name);
+  return waitFor(`${node} uncordoned`, async () => {
+    const n = await nodesOf(w.wc).get(node);
+    return !n.spec?.unschedulable && n;
+  });
+}
+
+/**
+ * Samples every 50 ms how many pods of `app` run and are not leaving; `fewest()` is the least seen
+ * (from `start`, the count before anything moved). `stop()` ends the sampling.
+ */
+export function sampleRunning(wc: WorkloadCluster, app: string, start: number) {
+  let fewest = start;
+  const timer = setInterval(() => {
+    void podsOf(wc.admin, SHOP, `app=${app}`).then((pods) => {
+      const running = pods.filter((p) => p.status?.phase === 'Running' && !p.metadata.deletionTimestamp);
+      fewest = Math.min(fewest, running.length);
+    });
+  }, 50);
+  return { fewest: () => fewest, stop: () => clearInterval(timer) };
 }
 
 export const nodesOf = (wc: WorkloadCluster) => wc.admin.resource<Node>(Core.Node);
