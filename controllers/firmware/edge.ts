@@ -8,12 +8,12 @@ import {
   biosVersion,
   bmcVersion,
   connectBmc,
-  fetchRegistry,
   interpretMonitor,
   isRedfishError,
   linkOf,
   members,
   readBios,
+  readOnlyAmong,
   readManagerAttributes,
   reset as resetSystem,
   resetManager,
@@ -196,16 +196,8 @@ export class RedfishFirmware implements FirmwarePort {
       Object.assign(current, s.current);
       Object.assign(pending, s.pending);
     }
-    const readOnly: string[] = [];
-    if (target === 'BIOS') {
-      const bios = await bmc.client.get<{ AttributeRegistry?: string }>(states[0]!.path);
-      const registry = bios.AttributeRegistry
-        ? await fetchRegistry(bmc, bios.AttributeRegistry).catch(() => undefined)
-        : undefined;
-      for (const e of registry?.RegistryEntries?.Attributes ?? [])
-        if ((e.ReadOnly === true || e.Readonly === true) && names.includes(e.AttributeName))
-          readOnly.push(e.AttributeName);
-    }
+    // The registries the resources name (the BIOS's; Dell's ManagerAttributeRegistry for the BMC).
+    const readOnly = await readOnlyAmong(bmc, states, names);
     const holder = states.find((s) => names.some((n) => n in s.current)) ?? states[0];
     return {
       current,

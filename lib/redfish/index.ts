@@ -13,6 +13,7 @@ export * from './boot.js';
 export * from './virtual-media.js';
 export * from './settings.js';
 export * from './bios.js';
+export * from './registry.js';
 export * from './manager.js';
 export * from './update.js';
 export * from './vendors.js';

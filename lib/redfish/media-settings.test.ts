@@ -2,7 +2,8 @@
 import type { BmcSimulator } from '../../e2e/sim/bmc/server.js';
 import type { SimProfileName } from '../../e2e/sim/bmc/profiles.js';
 import { FAST_WAIT, openSimBmc, startProfileSim } from '../../e2e/sim/bmc/testing.js';
-import { fetchRegistry, readBios, setBiosAttributes } from './bios.js';
+import { readBios, setBiosAttributes } from './bios.js';
+import { fetchRegistry, readOnlyAmong } from './registry.js';
 import { RedfishErrorCode } from './errors.js';
 import { readManagerAttributes, resetManager, setManagerAttributes, waitForManager } from './manager.js';
 import { powerState, restart } from './power.js';
@@ -195,6 +196,31 @@ describe('BMC settings and Manager.Reset', () => {
     await expect(setManagerAttributes(bmc, { 'Nope.1.X': 1 })).rejects.toMatchObject({
       code: RedfishErrorCode.Invalid,
     });
+    await bmc.close();
+  });
+
+  it('Dell: the ManagerAttributeRegistry the DellAttributes name marks read-only attributes; the BMC refuses them', async () => {
+    const n = idx('dell', 3);
+    const bmc = await openSimBmc(sim, n);
+    const patchesBefore = sim.bmc(n).counters.managerPatches;
+    const states = await readManagerAttributes(bmc);
+    expect(states[0]?.attributeRegistry).toBe('ManagerAttributeRegistry.v1_0_0');
+    expect(await readOnlyAmong(bmc, states, ['Info.1.Product', 'NTP.1.Server', 'Not.1.There'])).toEqual([
+      'Info.1.Product',
+    ]);
+    await expect(setManagerAttributes(bmc, { 'Info.1.Product': 'x' })).rejects.toMatchObject({
+      code: RedfishErrorCode.Http,
+      status: 400,
+    });
+    expect(sim.bmc(n).counters.managerPatches).toBe(patchesBefore);
+    await bmc.close();
+  });
+
+  it('a Manager that names no registry marks nothing read-only (generic, the mock-shaped one)', async () => {
+    const bmc = await openSimBmc(sim, idx('generic', 3));
+    const states = await readManagerAttributes(bmc);
+    expect(states[0]?.attributeRegistry).toBeUndefined();
+    expect(await readOnlyAmong(bmc, states, ['Info.1.Product'])).toEqual([]);
     await bmc.close();
   });
 });

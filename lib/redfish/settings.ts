@@ -22,6 +22,8 @@ export interface SettingsState {
   etag?: string;
   /** The settings object's own ETag, as received; undefined when it has none or cannot be read. */
   settingsEtag?: string;
+  /** The attribute registry the resource names (`AttributeRegistry`), when it names one. */
+  attributeRegistry?: string;
   /** False when GET of the settings object is refused (AMI `SD`: PATCH-only). */
   settingsReadable: boolean;
   /**
@@ -102,6 +104,9 @@ export async function readSettings(client: RedfishClient, path: string): Promise
     settingsEtag: pending.etag,
     settingsReadable: pending.readable,
     appliedEtag: annotation?.ETag,
+    ...(typeof resource.AttributeRegistry === 'string'
+      ? { attributeRegistry: resource.AttributeRegistry }
+      : {}),
   };
 }
 

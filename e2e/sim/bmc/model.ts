@@ -108,6 +108,8 @@ const INITIAL_MANAGER_ATTRS: Record<string, unknown> = {
   'NTP.1.Server': 'pool.ntp.org',
   'Syslog.1.Enable': 'Disabled',
   'Session.1.Timeout': 1800,
+  // Read-only in the Dell profile's ManagerAttributeRegistry: a PATCH naming it is refused.
+  'Info.1.Product': 'Simulated Remote Access Controller',
 };
 
 /** What happened to the BMC itself, counted once per effect (see HostLedger for the servers). */

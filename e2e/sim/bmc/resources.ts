@@ -218,6 +218,7 @@ export function dellAttributes(bmc: SimBmc, base: string, paths: SimPaths): obje
   return {
     '@odata.id': base + paths.dellAttributes,
     Id: bmc.profile.managerId,
+    AttributeRegistry: MANAGER_REGISTRY,
     Attributes: { ...bmc.managerAttrs.current },
     '@Redfish.Settings': {
       SettingsObject: ref(base, paths.dellAttributesSettings),
@@ -338,6 +339,33 @@ export const BIOS_REGISTRY_ENTRIES = [
   { AttributeName: 'AdminPhone', Type: 'String', ResetRequired: false, MaxLength: 32 },
   { AttributeName: 'SerialNumber', Type: 'String', ReadOnly: true },
 ];
+
+/** The registry Dell's DellAttributes name (iDRAC publishes its attributes' flags there). */
+export const MANAGER_REGISTRY = 'ManagerAttributeRegistry.v1_0_0';
+
+/** The Dell profile's ManagerAttributeRegistry; Dell spells the read-only flag `Readonly`. */
+export const MANAGER_REGISTRY_ENTRIES = [
+  { AttributeName: 'NTP.1.Server', Type: 'String', ResetRequired: false, MaxLength: 255 },
+  {
+    AttributeName: 'Syslog.1.Enable',
+    Type: 'Enumeration',
+    ResetRequired: false,
+    Value: [{ ValueName: 'Enabled' }, { ValueName: 'Disabled' }],
+  },
+  {
+    AttributeName: 'Session.1.Timeout',
+    Type: 'Integer',
+    ResetRequired: false,
+    LowerBound: 60,
+    UpperBound: 10800,
+  },
+  { AttributeName: 'Info.1.Product', Type: 'String', Readonly: true },
+];
+
+/** Names the registry marks read-only. */
+export const MANAGER_READ_ONLY = new Set(
+  MANAGER_REGISTRY_ENTRIES.filter((e) => e.Readonly === true).map((e) => e.AttributeName),
+);
 
 /** ActionInfo of InsertMedia (AMI): which parameters are required, and their allowed values. */
 export function insertActionInfo(base: string, rel: string): object {

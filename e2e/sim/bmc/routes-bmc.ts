@@ -24,6 +24,11 @@ export function patchManagerSettings(req: SimRequest): SimReply {
   const unknown = Object.keys(attrs).filter((k) => !(k in bmc.managerAttrs.current));
   if (unknown.length > 0)
     return fail(400, 'Base.1.12.PropertyUnknown', `Unknown attributes: ${unknown.join(', ')}`);
+  const readOnly = bmc.profile.quirks.dellAttributes
+    ? Object.keys(attrs).filter((k) => view.MANAGER_READ_ONLY.has(k))
+    : [];
+  if (readOnly.length > 0)
+    return fail(400, 'Base.1.12.PropertyNotWritable', `Read-only attributes: ${readOnly.join(', ')}`);
   if (bmc.faults.takeIgnoredWrite('PATCH', req.rel)) return noContent();
   bmc.counters.managerPatches += 1;
   bmc.ledger.bmcSettingsWrites += 1;

@@ -139,26 +139,37 @@ function buildRoutes(p: SimProfile, paths: view.SimPaths): Map<string, Methods> 
     GET: (q) =>
       ok({ '@odata.id': `${q.base}/SessionService`, Sessions: view.ref(q.base, '/SessionService/Sessions') }),
   });
+  // Dell publishes a registry for its DellAttributes too; the others only the BIOS's.
+  const registries: (readonly [string, string, readonly object[]])[] = [
+    ['BiosAttributeRegistry', 'BiosAttributeRegistry.v1_0_0', view.BIOS_REGISTRY_ENTRIES],
+  ];
+  if (p.quirks.dellAttributes)
+    registries.push(['ManagerAttributeRegistry', view.MANAGER_REGISTRY, view.MANAGER_REGISTRY_ENTRIES]);
   r.set('/Registries', {
     GET: (q) =>
-      ok(view.collection(q.base, '/Registries', ['/Registries/BiosAttributeRegistry'], 'Registries')),
+      ok(
+        view.collection(
+          q.base,
+          '/Registries',
+          registries.map(([id]) => `/Registries/${id}`),
+          'Registries',
+        ),
+      ),
   });
-  r.set('/Registries/BiosAttributeRegistry', {
-    GET: (q) =>
-      ok({
-        '@odata.id': `${q.base}/Registries/BiosAttributeRegistry`,
-        Id: 'BiosAttributeRegistry',
-        Registry: 'BiosAttributeRegistry.v1_0_0',
-        Location: [{ Uri: `${q.base}/Registries/BiosAttributeRegistry/BiosAttributeRegistry.json` }],
-      }),
-  });
-  r.set('/Registries/BiosAttributeRegistry/BiosAttributeRegistry.json', {
-    GET: () =>
-      ok({
-        Id: 'BiosAttributeRegistry.v1_0_0',
-        RegistryEntries: { Attributes: view.BIOS_REGISTRY_ENTRIES },
-      }),
-  });
+  for (const [id, registry, entries] of registries) {
+    r.set(`/Registries/${id}`, {
+      GET: (q) =>
+        ok({
+          '@odata.id': `${q.base}/Registries/${id}`,
+          Id: id,
+          Registry: registry,
+          Location: [{ Uri: `${q.base}/Registries/${id}/${id}.json` }],
+        }),
+    });
+    r.set(`/Registries/${id}/${id}.json`, {
+      GET: () => ok({ Id: registry, RegistryEntries: { Attributes: entries } }),
+    });
+  }
   return r;
 }
 

@@ -2,7 +2,9 @@
 // approval and budget controllers as processes) and the BMC simulator: a BIOS version update and
 // BIOS settings applied only inside an admitted maintenance and verified by read-back; a stalled
 // update task failing within its timeout with the maintenance released; a BMC serving three
-// servers flashed once, only after all three are InMaintenance; the simulator's ledger proving
+// servers flashed once, only after all three are InMaintenance; BMC settings on a Dell-shaped BMC
+// written once and applied by a BMC reset, and one naming an attribute its registry marks read-only
+// refused before any maintenance; the simulator's ledger proving
 // each flash and each settings write happened once; a BIOSVersionSet over five servers paused,
 // capped by maxConcurrent, short-circuited by a failed child, completed, and rolled out again when
 // its template changes. The kill -9 soak is soak.e2e.test.ts.
@@ -22,9 +24,14 @@ import {
 
 let suite: FirmwareSuite;
 
-// BMC 2 has three Systems (a multi-node chassis), the others one. BMCs 5–9 serve the Set.
+// BMC 2 has three Systems (a multi-node chassis), the others one. BMCs 5–9 serve the Set. BMCs 10
+// and 11 are Dell-shaped: their attributes live in DellAttributes, described by a registry.
 beforeAll(async () => {
-  suite = await startFirmwareSuite({ bmcs: 10, systems: (i) => (i === 2 ? 3 : 1) });
+  suite = await startFirmwareSuite({
+    bmcs: 12,
+    systems: (i) => (i === 2 ? 3 : 1),
+    profile: (i) => (i >= 10 ? 'dell' : 'generic'),
+  });
 }, SETUP_TIMEOUT_MS);
 
 afterAll(async () => {
@@ -128,6 +135,56 @@ describe('firmware controller', () => {
     expect(conditionOf(failed, 'Failed')).toMatchObject({ reason: 'AttributeRefused' });
     expect(conditionOf(failed, 'Failed')?.message).toContain('NoSuchAttribute');
     expect(await maintenancesOf(suite, created.metadata.uid!)).toHaveLength(0);
+  });
+
+  test('BMCSettings on a Dell BMC: written once to DellAttributes, applied by a BMC reset, read back', async () => {
+    const { bmcs } = await suite.servers('bmcs', [10]);
+    const name = `${bmcs[0]}-settings`;
+    const created = await suite.bmcSettings.create({
+      metadata: { name },
+      spec: {
+        bmcRef: { name: bmcs[0] },
+        version: '5.10.0',
+        serverMaintenancePolicy: 'Enforced',
+        settingsFlow: [
+          {
+            name: 'logging',
+            priority: 1,
+            settings: { 'Syslog.1.Enable': 'Enabled', 'NTP.1.Server': 'pool.ntp.org' },
+          },
+        ],
+      },
+    });
+    const done = await waitForState(suite.bmcSettings, name, 'Applied', 60_000);
+    const tags = done.status?.appliedETags as Record<string, { uri?: string }>;
+    expect(Object.keys(tags).sort()).toEqual(['logging/NTP.1.Server', 'logging/Syslog.1.Enable']);
+    expect(tags['logging/Syslog.1.Enable']?.uri).toContain('/Oem/Dell/DellAttributes/');
+    // NTP.1.Server already had its value: one PATCH, of Syslog.1.Enable only, applied by the reset.
+    const bmc = suite.sim.bmc(10);
+    expect(bmc.ledger.bmcSettingsWrites).toBe(1);
+    expect(bmc.counters.managerApplied).toEqual([{ 'Syslog.1.Enable': 'Enabled' }]);
+    await waitFor(
+      'maintenance released',
+      async () => (await maintenancesOf(suite, created.metadata.uid!)).length === 0,
+    );
+  });
+
+  test('BMCSettings naming an attribute the registry marks read-only: refused up front, no maintenance', async () => {
+    const { bmcs } = await suite.servers('bmcs-ro', [11]);
+    const name = `${bmcs[0]}-settings`;
+    const created = await suite.bmcSettings.create({
+      metadata: { name },
+      spec: {
+        bmcRef: { name: bmcs[0] },
+        version: '5.10.0',
+        settingsFlow: [{ name: 'a', priority: 1, settings: { 'Info.1.Product': 'renamed' } }],
+      },
+    });
+    const failed = await waitForState(suite.bmcSettings, name, 'Failed', 30_000);
+    expect(conditionOf(failed, 'Failed')).toMatchObject({ reason: 'AttributeRefused' });
+    expect(conditionOf(failed, 'Failed')?.message).toContain('Info.1.Product (read-only');
+    expect(await maintenancesOf(suite, created.metadata.uid!)).toHaveLength(0);
+    expect(suite.sim.bmc(11).ledger.bmcSettingsWrites).toBe(0);
   });
 
   test('a stalled update task: Failed within the task timeout + 30 s, naming the phase, maintenance released', async () => {

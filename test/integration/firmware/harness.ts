@@ -14,6 +14,7 @@ import { waitFor, uniqueName } from '../../../e2e/harness/env.js';
 import { kubeconfigForBinary, type RunningBinary } from '../../../e2e/harness/processes.js';
 import { spawnShipped } from '../../../e2e/harness/deployed.js';
 import type { SimTiming } from '../../../e2e/sim/bmc/model.js';
+import type { SimProfileName } from '../../../e2e/sim/bmc/profiles.js';
 import { startBmcSimulator, type BmcSimulator, type SimServer } from '../../../e2e/sim/bmc/server.js';
 import type { ResourceClient } from '../../../lib/kube/client.js';
 import {
@@ -72,11 +73,14 @@ export async function startFirmwareSuite(opts: {
   replicas?: number;
   /** Simulator timing over the suite's defaults (a slower flash keeps a rollout going longer). */
   timing?: Partial<SimTiming>;
+  /** The vendor profile of BMC i (default generic). */
+  profile?: (i: number) => SimProfileName;
 }): Promise<FirmwareSuite> {
   const lc = await startLifecycle({});
   const sim = await startBmcSimulator({
     count: opts.bmcs,
     systems: opts.systems ?? 1,
+    ...(opts.profile ? { profile: opts.profile } : {}),
     timing: { updateMs: 600, restartMs: 300, powerOnMs: 200, managerResetOutageMs: 800, ...opts.timing },
   });
   const caFile = join(mkdtempSync(join(tmpdir(), 'fw-ca-')), 'ca.pem');
