@@ -3,9 +3,10 @@
 // evictions through the Eviction API (policy/v1). What a workload cluster needs to grant us, and
 // nothing more: nodes get, list (to find a providerID), patch; pods list; pods/eviction create;
 // poddisruptionbudgets list (to name a refusing budget). docs/drain.md has the Role.
-import { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { KubeClient } from '../../lib/kube/client.js';
+import { accessFromKubeconfig } from '../../lib/kube/kubeconfig.js';
+import { errorMessage } from '../../lib/errors.js';
 import { isNotFound, isTooManyRequests, KubeApiError } from '../../lib/kube/errors.js';
 import { Core } from '../../lib/kube/resources.js';
 import type { WorkloadCluster } from '../../policies/schema.js';
@@ -52,21 +53,26 @@ export class WorkloadClusters {
     if (cached?.version === version) return cached.client;
     const data = secret.data?.[ref.secretKey];
     if (!data) throw new WorkloadUnavailable(`${where}: the key is missing`);
-    const kc = new KubeConfig();
+    // Static credentials only: a kubeconfig from a Secret may neither run a command nor read our
+    // files (a tokenFile naming our own ServiceAccount token would send it to its server).
+    let access;
     try {
-      kc.loadFromString(Buffer.from(data, 'base64').toString('utf8'));
-    } catch {
-      // The parser's message may quote the document: say only where it is.
-      throw new WorkloadUnavailable(`${where}: not a valid kubeconfig`);
+      access = await accessFromKubeconfig(Buffer.from(data, 'base64').toString('utf8'), {
+        untrusted: true,
+        source: where,
+      });
+    } catch (e) {
+      // The message names the Secret and the field, never a value of the document.
+      throw new WorkloadUnavailable(errorMessage(e));
     }
-    const client = await KubeClient.fromKubeConfig(kc, {
+    const client = KubeClient.fromAccess(access, {
       timeoutMs: WORKLOAD_TIMEOUT_MS,
       userAgent: 'metal-maintenance/drain-controller',
     });
     await cached?.client.close();
     this.#clients.set(id, { version, client });
     this.#log.info(
-      { secret: `${ref.namespace}/${ref.secretName}`, server: kc.getCurrentCluster()?.server },
+      { secret: `${ref.namespace}/${ref.secretName}`, server: access.server },
       'workload cluster client ready',
     );
     return client;

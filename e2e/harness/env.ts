@@ -1,7 +1,7 @@
 // What an integration test uses: the run's control plane, admin and service-account clients,
 // fresh namespaces, and polling with a deadline.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
@@ -82,30 +82,32 @@ export async function serviceAccountKubeconfig(
       },
     },
   );
-  const cluster = client.kubeConfig.getCurrentCluster()!;
-  const file = join(mkdtempSync(join(tmpdir(), 'metal-sa-')), 'kubeconfig');
+  const file = writeTokenKubeconfig(client, name, tr.status.token);
+  return { kubeconfig: file, username: `system:serviceaccount:${namespace}:${name}` };
+}
+
+/**
+ * A kubeconfig (mode 0600, in a fresh temp directory) for `user` with a bearer token, trusting the
+ * API server with the CA `client` trusts it with.
+ */
+export function writeTokenKubeconfig(client: KubeClient, user: string, token: string): string {
+  const ca = client.access.tls.ca;
+  if (!ca) throw new Error(`${client.access.source} names no certificate authority for its cluster`);
+  const file = join(mkdtempSync(join(tmpdir(), `metal-${user.replace(/[^a-z0-9-]/gi, '-')}-`)), 'kubeconfig');
+  const cluster = { server: client.server, 'certificate-authority-data': Buffer.from(ca).toString('base64') };
   writeFileSync(
     file,
     stringify({
       apiVersion: 'v1',
       kind: 'Config',
-      clusters: [
-        { name: 'local', cluster: { server: cluster.server, 'certificate-authority-data': caData(cluster) } },
-      ],
-      users: [{ name, user: { token: tr.status.token } }],
-      contexts: [{ name: 'local', context: { cluster: 'local', user: name } }],
+      clusters: [{ name: 'local', cluster }],
+      users: [{ name: user, user: { token } }],
+      contexts: [{ name: 'local', context: { cluster: 'local', user } }],
       'current-context': 'local',
     }),
     { mode: 0o600 },
   );
-  return { kubeconfig: file, username: `system:serviceaccount:${namespace}:${name}` };
-}
-
-/** The CA the admin kubeconfig trusts the API server with, base64 (as certificate-authority-data). */
-function caData(cluster: { caData?: string; caFile?: string }): string {
-  if (cluster.caData) return cluster.caData;
-  if (cluster.caFile) return readFileSync(cluster.caFile).toString('base64');
-  throw new Error('the admin kubeconfig names no certificate authority for its cluster');
+  return file;
 }
 
 export interface WaitOptions {

@@ -2,16 +2,16 @@
 // identity whose RBAC comes from the binary's manifests (so tests exercise least privilege), and
 // makes sure none outlives the test run.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream, readFileSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { createWriteStream, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { parseAllDocuments, stringify } from 'yaml';
+import { parseAllDocuments } from 'yaml';
 import type { KubeClient } from '../../lib/kube/client.js';
 import { Core, type ResourceType } from '../../lib/kube/resources.js';
 import { isAlreadyExists, isNotFound } from '../../lib/kube/errors.js';
 import type { KubeObject } from '../../api/schema/meta.js';
 import { REPO_ROOT, readControlPlane } from './control-plane.js';
+import { writeTokenKubeconfig } from './env.js';
 
 export const SYSTEM_NAMESPACE = 'metal-maintenance-system';
 
@@ -91,21 +91,7 @@ export async function tokenKubeconfig(
       },
     },
   );
-  const cluster = admin.kubeConfig.getCurrentCluster()!;
-  const ca = cluster.caData ?? (cluster.caFile ? readFileSync(cluster.caFile).toString('base64') : undefined);
-  const file = join(mkdtempSync(join(tmpdir(), `metal-${name}-`)), 'kubeconfig');
-  writeFileSync(
-    file,
-    stringify({
-      apiVersion: 'v1',
-      kind: 'Config',
-      clusters: [{ name: 'local', cluster: { server: cluster.server, 'certificate-authority-data': ca } }],
-      users: [{ name, user: { token: tr.status.token } }],
-      contexts: [{ name: 'local', context: { cluster: 'local', user: name } }],
-      'current-context': 'local',
-    }),
-    { mode: 0o600 },
-  );
+  const file = writeTokenKubeconfig(admin, name, tr.status.token);
   return { kubeconfig: file, username: `system:serviceaccount:${namespace}:${name}` };
 }
 

@@ -132,7 +132,7 @@ export async function startMetalOperator(
   const [dir, moduleDir] = [await preparePeer('metal-operator.sh'), metalOperatorModuleDir()];
   await installUpstreamOnlyCRDs(client);
   const { kubeconfig, username } = await managerIdentity(client);
-  const apiPort = Number(new URL(client.kubeConfig.getCurrentCluster()!.server).port);
+  const apiPort = Number(new URL(client.server).port);
   const proc = await startInNetns({
     name: 'metal-operator',
     command: join(dir, 'manager'),

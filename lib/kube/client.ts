@@ -1,16 +1,22 @@
 // The Kubernetes API client every binary uses.
 //
-// @kubernetes/client-node loads the kubeconfig and runs its auth plugins (client certs, tokens,
-// token files that rotate, exec); the requests themselves go over one undici pool per API server.
+// kubeconfig.ts says where the API server is and how to prove who we are (static credentials read
+// there, plugins through @kubernetes/client-node, loaded only when a kubeconfig needs one); the
+// requests themselves go over one undici pool per API server.
 // We need per-request content types (server-side apply, merge and JSON patch), the /status
 // subresource and resourceVersion-preconditioned updates for custom resources, and watches with an
 // inactivity deadline; a generic path-based client gives all of that uniformly.
-import { KubeConfig } from '@kubernetes/client-node';
+import type { KubeConfig } from '@kubernetes/client-node';
 import { Agent, request as undiciRequest, type Dispatcher } from 'undici';
-import type https from 'node:https';
 import type { KubeObject } from '../../api/schema/meta.js';
 import { KubeApiError, KubeTransportError, type KubeStatus } from './errors.js';
 import { apiVersionOf, resourcePath, type ResourceType } from './resources.js';
+import {
+  accessFromClientNode,
+  accessFromEnvironment,
+  accessFromFile,
+  type ClusterAccess,
+} from './kubeconfig.js';
 
 export type PatchType = 'merge' | 'json' | 'strategic' | 'apply';
 
@@ -66,7 +72,7 @@ interface AuthState {
 
 export class KubeClient {
   readonly server: string;
-  readonly #kc: KubeConfig;
+  readonly #access: ClusterAccess;
   readonly #agent: Agent;
   readonly #timeoutMs: number;
   readonly #authRefreshMs: number;
@@ -74,20 +80,19 @@ export class KubeClient {
   #auth: Promise<AuthState> | undefined;
   #observers: ((r: RequestRecord) => void)[] = [];
 
-  private constructor(kc: KubeConfig, tls: https.RequestOptions, options: KubeClientOptions) {
-    const cluster = kc.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
-    this.server = cluster.server.replace(/\/$/, '');
-    this.#kc = kc;
+  private constructor(access: ClusterAccess, options: KubeClientOptions) {
+    this.server = access.server;
+    this.#access = access;
     this.#timeoutMs = options.timeoutMs ?? 30_000;
     this.#authRefreshMs = options.authRefreshMs ?? 30_000;
     this.#userAgent = options.userAgent ?? 'metal-maintenance';
+    const { tls } = access;
     this.#agent = new Agent({
       connect: {
-        ca: tls.ca as string | Buffer | undefined,
-        cert: tls.cert as string | Buffer | undefined,
-        key: tls.key as string | Buffer | undefined,
-        rejectUnauthorized: tls.rejectUnauthorized ?? true,
+        ca: tls.ca,
+        cert: tls.cert,
+        key: tls.key,
+        rejectUnauthorized: tls.rejectUnauthorized,
         servername: tls.servername,
       },
       keepAliveTimeout: 30_000,
@@ -95,27 +100,27 @@ export class KubeClient {
     });
   }
 
+  static fromAccess(access: ClusterAccess, options: KubeClientOptions = {}): KubeClient {
+    return new KubeClient(access, options);
+  }
+
+  /** Through client-node's KubeConfig (the CLI: merged files, --context, auth plugins). */
   static async fromKubeConfig(kc: KubeConfig, options: KubeClientOptions = {}): Promise<KubeClient> {
-    const tls: https.RequestOptions = {};
-    await kc.applyToHTTPSOptions(tls);
-    return new KubeClient(kc, tls, options);
+    return new KubeClient(await accessFromClientNode(kc), options);
   }
 
   static async fromFile(path: string, options: KubeClientOptions = {}): Promise<KubeClient> {
-    const kc = new KubeConfig();
-    kc.loadFromFile(path);
-    return KubeClient.fromKubeConfig(kc, options);
+    return new KubeClient(await accessFromFile(path), options);
   }
 
-  /** $KUBECONFIG, else ~/.kube/config, else the in-cluster service account (KubeConfig.loadFromDefault). */
+  /** $KUBECONFIG, else ~/.kube/config, else the in-cluster service account. */
   static async fromEnvironment(options: KubeClientOptions = {}): Promise<KubeClient> {
-    const kc = new KubeConfig();
-    kc.loadFromDefault();
-    return KubeClient.fromKubeConfig(kc, options);
+    return new KubeClient(await accessFromEnvironment(), options);
   }
 
-  get kubeConfig(): KubeConfig {
-    return this.#kc;
+  /** Where this client goes and with which TLS material (the tests write kubeconfigs from it). */
+  get access(): ClusterAccess {
+    return this.#access;
   }
 
   resource<T extends KubeObject>(rt: ResourceType): ResourceClient<T> {
@@ -151,17 +156,13 @@ export class KubeClient {
       const state = await current;
       if (now - state.loadedAt < this.#authRefreshMs) return state.headers;
     }
-    this.#auth = (async () => {
-      const opts: https.RequestOptions = {};
-      await this.#kc.applyToHTTPSOptions(opts);
-      const headers: Record<string, string> = {};
-      for (const [k, v] of Object.entries(opts.headers ?? {})) {
-        if (typeof v === 'string' || typeof v === 'number') headers[k.toLowerCase()] = String(v);
-      }
-      if (opts.auth) headers.authorization = `Basic ${Buffer.from(opts.auth).toString('base64')}`;
-      return { headers, loadedAt: Date.now() };
-    })();
-    return (await this.#auth).headers;
+    const next = (async () => ({ headers: await this.#access.credentials(), loadedAt: Date.now() }))();
+    this.#auth = next;
+    // A failed read (a token file not yet rotated in) is tried again by the next request.
+    next.catch(() => {
+      if (this.#auth === next) this.#auth = undefined;
+    });
+    return (await next).headers;
   }
 
   #url(path: string, query?: RequestOptions['query']): string {

@@ -7,7 +7,8 @@
 // refused before any maintenance; the simulator's ledger proving
 // each flash and each settings write happened once; a BIOSVersionSet over five servers paused,
 // capped by maxConcurrent, short-circuited by a failed child, completed, and rolled out again when
-// its template changes. The kill -9 soak is soak.e2e.test.ts.
+// its template changes; a BMCVersionSet over two BMCs, one child each, counters true. The kill -9
+// soak is soak.e2e.test.ts.
 import type { KubeObject } from '../../../api/schema/meta.js';
 import { SYSTEM_NAMESPACE } from '../../../contract/names.js';
 import { HOLD_ANNOTATION } from '../../../controllers/firmware/sets/model.js';
@@ -24,12 +25,13 @@ import {
 
 let suite: FirmwareSuite;
 
-// BMC 2 has three Systems (a multi-node chassis), the others one. BMCs 5–9 serve the Set. BMCs 10
-// and 11 are Dell-shaped: their attributes live in DellAttributes, described by a registry.
+// BMC 2 has three Systems (a multi-node chassis), BMC 13 two, the others one. BMCs 5–9 serve the
+// BIOSVersionSet, 12 and 13 the BMCVersionSet. BMCs 10 and 11 are Dell-shaped: their attributes
+// live in DellAttributes, described by a registry.
 beforeAll(async () => {
   suite = await startFirmwareSuite({
-    bmcs: 12,
-    systems: (i) => (i === 2 ? 3 : 1),
+    bmcs: 14,
+    systems: (i) => (i === 2 ? 3 : i === 13 ? 2 : 1),
     profile: (i) => (i >= 10 ? 'dell' : 'generic'),
   });
 }, SETUP_TIMEOUT_MS);
@@ -442,4 +444,50 @@ describe('firmware controller', () => {
       heldChildren: 0,
     });
   }, 300_000);
+
+  test('BMCVersionSet over two BMCs (one serving two servers): one child per BMC, one flash each, counters true', async () => {
+    const { names, bmcs, caseLabel } = await suite.servers('bmcvs', [12, 13]);
+    expect(names).toHaveLength(3);
+    const setName = uniqueName('bmcvs');
+    const set = await suite.bmcVersionSets.create({
+      metadata: { name: setName },
+      spec: {
+        bmcSelector: { matchLabels: caseLabel },
+        bmcVersionTemplate: {
+          version: '6.0.0',
+          serverMaintenancePolicy: 'Enforced',
+          image: { URI: 'https://images.test/bmc/6.0.0' },
+        },
+      },
+    });
+    const done = await waitFor(
+      'BMCVersionSet RolloutComplete',
+      async () => {
+        const s = await suite.bmcVersionSets.get(setName);
+        return conditionOf(s, 'RolloutComplete')?.status === 'True' ? s : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 200 },
+    );
+    expect(done.status).toMatchObject({
+      fullyLabeledBMCs: 2,
+      availableBMCVersion: 2,
+      completedBMCVersion: 2,
+      pendingBMCVersion: 0,
+      inProgressBMCVersion: 0,
+      failedBMCVersion: 0,
+    });
+    const children = (await suite.bmcVersions.list({})).items.filter((c) =>
+      c.metadata.ownerReferences?.some((r) => r.uid === set.metadata.uid),
+    );
+    expect(children.map((c) => (c.spec.bmcRef as { name: string }).name).sort()).toEqual([...bmcs].sort());
+    for (const bmc of [12, 13]) {
+      expect(ledgerOf(bmc).map((l) => l.bmcVersion)).toEqual(bmc === 13 ? ['6.0.0', '6.0.0'] : ['6.0.0']);
+      expect(ledgerOf(bmc)[0]?.bmcLedger).toMatchObject({ bmcUpdatesStarted: 1, bmcFlashes: 1 });
+    }
+    for (const c of children)
+      await waitFor(
+        `maintenances of ${c.metadata.name} released`,
+        async () => (await maintenancesOf(suite, c.metadata.uid!)).length === 0,
+      );
+  });
 });

@@ -25,6 +25,7 @@ import {
   BMCSecretResource,
   BMCSettingsResource,
   BMCVersionResource,
+  BMCVersionSetResource,
   ServerMaintenanceResource,
 } from '../../../lib/kube/kinds.js';
 import { CASE_LABEL, startLifecycle, type Lifecycle } from '../lifecycle/harness.js';
@@ -48,10 +49,11 @@ export interface FirmwareSuite {
   bmcVersions: ResourceClient<Firmware>;
   bmcSettings: ResourceClient<Firmware>;
   biosVersionSets: ResourceClient<Firmware>;
+  bmcVersionSets: ResourceClient<Firmware>;
   maintenances: ResourceClient<ServerMaintenance>;
   /**
    * Servers of a new case, each behind its simulated BMC and System; BMC objects named
-   * `<case>-bmc<i>`; `caseLabel` selects exactly these servers (a Set's serverSelector).
+   * `<case>-bmc<i>`; `caseLabel` selects exactly these servers and BMCs (a Set's selector).
    */
   servers(
     caseName: string,
@@ -125,6 +127,7 @@ export async function startFirmwareSuite(opts: {
     bmcVersions: admin.resource<Firmware>(BMCVersionResource),
     bmcSettings: admin.resource<Firmware>(BMCSettingsResource),
     biosVersionSets: admin.resource<Firmware>(BIOSVersionSetResource),
+    bmcVersionSets: admin.resource<Firmware>(BMCVersionSetResource),
     maintenances: admin.resource<ServerMaintenance>(ServerMaintenanceResource),
     async servers(caseName, bmcIndexes, opts) {
       const all = sim.servers();
@@ -143,7 +146,12 @@ export async function startFirmwareSuite(opts: {
           },
         } as KubeObject);
         await admin.resource(BMCResource).create({
-          metadata: { name, annotations: { [REDFISH_PATH_PREFIX_ANNOTATION]: `/bmc/${i}` } },
+          // The case label on the BMC too: a BMCVersionSet's bmcSelector selects exactly these.
+          metadata: {
+            name,
+            labels: { [CASE_LABEL]: fleet.name },
+            annotations: { [REDFISH_PATH_PREFIX_ANNOTATION]: `/bmc/${i}` },
+          },
           spec: {
             access: { ip: '127.0.0.1' },
             protocol: { name: 'Redfish', port, scheme: 'https' },
