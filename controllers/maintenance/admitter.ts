@@ -14,7 +14,7 @@ import { MaintenanceConditions, qualified } from '../../contract/names.js';
 import { DecisionLog } from '../../lib/log-sampling.js';
 import { findCondition } from '../../contract/conditions.js';
 import { Codes } from '../../contract/codes.js';
-import { uidOf } from '../../contract/lifecycle.js';
+import { stateOf, uidOf } from '../../contract/lifecycle.js';
 import { domainOf, serverUnavailableReason } from '../../contract/availability.js';
 import { refKey, refOf, refOfKey, type BudgetRef } from '../../contract/budgets.js';
 import { matchesSelector } from '../../contract/selectors.js';
@@ -138,8 +138,13 @@ export class Admitter {
         { server: serverName, maintenance: nameOf(m), approval: m.status?.approval?.source ?? 'NotRequired' },
         'maintenance admitted: InMaintenance',
       );
-      // The gang's grants came with this one: its other members start now, not at their timers.
-      for (const o of need) this.#d.enqueue(o.spec.serverRef.name, true);
+      // The gang's grants came with this one: its other members start now, not at their timers or a
+      // backoff from an earlier refusal (waiting it out, their grants would reach the ledger TTL).
+      for (const o of need) {
+        this.#d.waits.forget(uidOf(o));
+        this.#d.waits.waiters.remove(o.spec.serverRef.name);
+        this.#d.enqueue(o.spec.serverRef.name, true);
+      }
       // Look again at once: the taint value, park request and projection follow the new holder.
       return { ms: 0, reason: 'admitted' };
     } catch (e) {
@@ -183,6 +188,11 @@ export class Admitter {
    * server and every budget our cache shows holding one, now rather than at the ledger's TTL.
    */
   async #releaseUnused(serverName: string, m: ServerMaintenance, at: 'refused' | 'failed'): Promise<void> {
+    // A gang member's grant came with its gang's: once a member runs, the others' grants are theirs to
+    // use (dropping one would leave the gang holding part of a budget while it waits for room again);
+    // a retry finds it held, and the ledger TTL ends it if the member never starts.
+    const gang = m.spec.gang ? this.#d.maintenances.byIndex(GANG_INDEX, gangIndexKey(m)[0]!) : [];
+    if (gang.some((o) => uidOf(o) !== uidOf(m) && stateOf(o) === 'InMaintenance')) return;
     const labels = this.#d.servers.getByName(serverName)?.metadata.labels;
     const refs = new Map<string, BudgetRef>();
     for (const b of this.#d.sdbs.list())
