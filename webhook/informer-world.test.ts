@@ -18,6 +18,7 @@ import {
   CLAIM_BUDGETS,
   DOMAINS,
   MAINTENANCES,
+  GANGS,
   SERVERS,
   op,
   type Op,
@@ -81,6 +82,7 @@ function answers(w: WorldView): unknown {
       keys(w.claimBudgetsFor(ns, name)),
     ]),
     maintenances: MAINTENANCES.map((m) => w.getMaintenance('ops', m)?.spec.serverRef.name),
+    gangs: [...GANGS, 'g9'].map((g) => keys(w.maintenancesByGang('ops', g))),
     serverCensus: [...BUDGETS, 'nope'].flatMap((b) => DOMAINS.map((d) => census(w.serverBudgetCensus(b, d)))),
     claimCensus: [...CLAIM_BUDGETS, { ns: 't3', name: 'cb0' }].map(({ ns, name }) =>
       census(w.claimBudgetCensus(ns, name)),

@@ -21,7 +21,7 @@ import type { IndexFunc } from '../lib/kube/informer.js';
 import { objectKey, splitKey } from '../lib/kube/resources.js';
 import type { CacheSource } from './cache-source.js';
 import { matchesSelector } from '../contract/selectors.js';
-import { byName, type BudgetCensus, type WorldView } from './world.js';
+import { byName, gangKey, type BudgetCensus, type WorldView } from './world.js';
 import { domainOf, serverUnavailableReason } from '../contract/availability.js';
 
 export interface WorldSources {
@@ -43,6 +43,8 @@ export const WORLD_INDEXERS = {
   maintenances: {
     server: (m: ServerMaintenance) =>
       typeof m.spec?.serverRef?.name === 'string' ? [m.spec.serverRef.name] : [],
+    gang: (m: ServerMaintenance) =>
+      m.spec?.gang?.name ? [gangKey(m.metadata.namespace, m.spec.gang.name)] : [],
   },
   claimBudgets: { namespace: (b: ServerClaimDisruptionBudget) => [b.metadata.namespace ?? ''] },
   serverBudgets: {},
@@ -159,6 +161,9 @@ export class InformerWorld implements WorldView {
   }
   maintenancesByServer(server: string) {
     return this.#s.maintenances.byIndex('server', server);
+  }
+  maintenancesByGang(namespace: string, gang: string) {
+    return this.#s.maintenances.byIndex('gang', gangKey(namespace, gang));
   }
 
   serverBudgetsFor(server: string): readonly ServerDisruptionBudget[] {

@@ -31,6 +31,8 @@ export interface WorldView {
   claimsByServer(server: string): readonly ServerClaim[];
   /** Index: ServerMaintenances (any namespace) whose spec.serverRef names the server. */
   maintenancesByServer(server: string): readonly ServerMaintenance[];
+  /** Index: ServerMaintenances of the namespace whose spec.gang names the gang. */
+  maintenancesByGang(namespace: string, gang: string): readonly ServerMaintenance[];
   /** Index: ServerDisruptionBudgets whose serverSelector selects the server. */
   serverBudgetsFor(server: string): readonly ServerDisruptionBudget[];
   /** Index: ServerClaimDisruptionBudgets in the claim's namespace whose claimSelector selects the claim. */
@@ -45,3 +47,6 @@ export interface WorldView {
 export function byName(a: KubeObject, b: KubeObject): number {
   return (a.metadata.name ?? '').localeCompare(b.metadata.name ?? '');
 }
+
+/** The key a gang is indexed by: gangs are per namespace. */
+export const gangKey = (namespace: string | undefined, gang: string) => `${namespace ?? ''}/${gang}`;

@@ -39,6 +39,13 @@ describe('the run maintenance', () => {
     const settingsOnly = spec({ stages: IEP_STAGES.filter((s) => s.kind.endsWith('Settings')) });
     expect(runMaintenanceSpec('p', settingsOnly, 's').reason).toBe('SettingsChange');
   });
+
+  it('makes the run one gang when a stage acts on the BMC, and none when every stage is per server', () => {
+    const gang = { name: 'run-uid', size: 4 };
+    expect(runMaintenanceSpec('ilo6', spec(), 'server-a', gang).gang).toEqual(gang);
+    const serverOnly = spec({ stages: IEP_STAGES.filter((s) => s.kind.startsWith('BIOS')) });
+    expect(runMaintenanceSpec('p', serverOnly, 's', gang).gang).toBeUndefined();
+  });
 });
 
 describe('planHolds', () => {

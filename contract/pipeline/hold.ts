@@ -10,7 +10,7 @@ import type {
 } from '../../api/maintenance/v1alpha1/maintenancepipeline.js';
 import type { Taint, TaintEffect } from '../../api/schema/common.js';
 import { PIPELINE_TAINT_KEY } from '../names.js';
-import { isVersionStage } from './stages.js';
+import { isVersionStage, scopeOf } from './stages.js';
 
 /**
  * Our names onto upstream's Server taint effects (metal-operator #878): NoClaim is NoBind (no new
@@ -47,8 +47,13 @@ export function runMaintenanceSpec(
   pipelineName: string,
   spec: MaintenancePipelineSpec,
   server: string,
+  /** The run's gang (its uid, its servers): set when a stage acts on the BMC. */
+  gang?: { name: string; size: number },
 ): ServerMaintenanceSpec {
   const required = approvalRequired(spec);
+  // A BMC stage needs every server of the run (one BMC) down at once: the run's maintenances are one
+  // gang, admitted together or not at all, so a half-admitted run holds no budget slots while it waits.
+  const bmcStage = spec.stages.some((s) => scopeOf(s.kind) === 'BMC');
   const flashes = spec.stages.some((s) => isVersionStage(s.kind));
   return {
     serverRef: { name: server },
@@ -57,6 +62,7 @@ export function runMaintenanceSpec(
       .map((s) => s.name)
       .join(', ')}`.slice(0, 1024),
     ...(required !== undefined ? { approval: { required } } : {}),
+    ...(bmcStage && gang ? { gang } : {}),
   };
 }
 

@@ -218,6 +218,20 @@ describe('grant expiry', () => {
     expect(ttlAt).toBe(T0 + 50_000);
   });
 
+  it('expires by TTL the grants a gang write left for members that never transitioned', () => {
+    // One member's write granted the gang of three; one started, two stayed Approved.
+    const b = sdb({}, [grant('g1', 's1', -61), grant('g2', 's2', -61), grant('g3', 's3', -61)]);
+    const gang = { name: 'bmc-a', size: 3 };
+    const world = [maint('g1', 'InMaintenance'), maint('g2', 'Approved'), maint('g3', 'Approved')].map(
+      (m) => ({ ...m, spec: { ...m.spec, gang } }),
+    );
+    const { candidates } = expiryCandidates(b, lookup(world), ttl, at(0));
+    expect(candidates.map((c) => [c.entry.maintenanceUID, c.reason])).toEqual([
+      ['g2', 'ttl'],
+      ['g3', 'ttl'],
+    ]);
+  });
+
   it('leaves the grant of a maintenance that just ended to its controller for a grace period', () => {
     const done = {
       ...maint('done', 'Completed'),

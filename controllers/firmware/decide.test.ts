@@ -297,6 +297,10 @@ describe('BMCVersion: one BMC, many servers', () => {
     await c.settle(bmc);
     expect(c.maintenances.size).toBe(3);
     expect((c.obj as BMCVersion).spec.serverMaintenanceRefs).toHaveLength(3);
+    // One gang: the webhook admits the BMC's servers together or not at all.
+    const gangs = [...c.maintenances.values()].map((m) => m.spec.gang);
+    expect(new Set(gangs.map((g) => g?.name)).size).toBe(1);
+    expect(gangs.every((g) => g?.size === 3 && /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(g.name))).toBe(true);
     c.admit('srv-1');
     c.admit('srv-2');
     const d = await c.settle(bmc);

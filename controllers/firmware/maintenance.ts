@@ -58,8 +58,16 @@ export function requestMaintenance(
   server: string,
   attempt: number,
   ctx: FirmwareContext,
+  /** Servers behind the BMC, for BMC kinds: the attempt's maintenances are admitted as one gang. */
+  gangSize?: number,
 ): ServerMaintenance {
   const policy = obj.spec.serverMaintenancePolicy;
+  // A BMC kind touches every server behind the BMC: none of them goes down unless all of them can
+  // (the webhook grants the gang whole), so no partial gang holds budget slots while it waits.
+  const gang =
+    kind.startsWith('BMC') && gangSize !== undefined
+      ? { gang: { name: gangName(obj.metadata.uid ?? '', attempt), size: gangSize } }
+      : {};
   const what = kind.endsWith('Version')
     ? `${kind} ${obj.spec.version}`
     : `${kind} for version ${obj.spec.version}`;
@@ -88,9 +96,13 @@ export function requestMaintenance(
       ...(policy ? { approval: { required: policy === 'OwnerApproval' } } : {}),
       // The pin: a reboot the BMC starts during the update comes back into this image (#938).
       ...(ctx.policy.boot ? { boot: { ...ctx.policy.boot } } : {}),
+      ...gang,
     },
   };
 }
+
+/** An attempt's gang: the object's uid (36 characters, a DNS label already) and the attempt. */
+export const gangName = (uid: string, attempt: number) => `${uid}-a${attempt}`.toLowerCase().slice(0, 63);
 
 export type Gate =
   /** Some maintenances do not exist yet: request them. */
@@ -119,7 +131,7 @@ export function evaluateGate(
     if (!m) {
       if (requested || world.runHeld)
         return { kind: 'lost', message: `the maintenance of server ${name} is gone` };
-      missing.push(requestMaintenance(kind, obj, name, attempt, ctx));
+      missing.push(requestMaintenance(kind, obj, name, attempt, ctx, world.servers.length));
       continue;
     }
     const state = m.status?.state ?? 'Pending';

@@ -14,21 +14,16 @@ import { MaintenanceConditions, qualified } from '../../contract/names.js';
 import { DecisionLog } from '../../lib/log-sampling.js';
 import { findCondition } from '../../contract/conditions.js';
 import { Codes } from '../../contract/codes.js';
-import { uidOf } from '../../contract/lifecycle.js';
+import { stateOf, uidOf } from '../../contract/lifecycle.js';
 import { domainOf, serverUnavailableReason } from '../../contract/availability.js';
 import { refKey, refOf, refOfKey, type BudgetRef } from '../../contract/budgets.js';
 import { matchesSelector } from '../../contract/selectors.js';
 import { GRANT_INDEX } from '../shared/budget-informers.js';
 import { admissionDenial, type AdmissionDenial } from '../shared/denial.js';
 import { withTypeMeta } from '../shared/writes.js';
-import {
-  fullBudget,
-  fullBudgetMessage,
-  BUDGET_DENIALS,
-  passesOnWokenSlot,
-  type WakeScope,
-  type FullBudget,
-} from './waiters.js';
+import { BUDGET_DENIALS, passesOnWokenSlot, type WakeScope } from './waiters.js';
+import { fullBudget, fullBudgetMessage, type FullBudget } from './hold-back.js';
+import { GANG_INDEX, GANG_RECHECK_MS, gangIndexKey, gangNeed, gangReadiness } from './gang.js';
 import type { AdmissionWaits } from './admission-waits.js';
 import type { MaintenanceMetrics } from './metrics.js';
 import type { PlanWriter } from './plan-writer.js';
@@ -66,10 +61,13 @@ export class Admitter {
     this.#decisions = new DecisionLog(deps.mgr.logger);
   }
 
-  /** Wakes up to `n` budget waiters in `scope`, in queue order: a release freed that many slots. */
-  wake(n: number, scope: WakeScope & { budget: string }): void {
+  /**
+   * Wakes up to `n` budget waiters in `scope`, in queue order: a release freed that many slots; a gang
+   * is woken when its need fits the budget's `room` (budgetRoom), all of it.
+   */
+  wake(n: number, scope: WakeScope & { budget: string }, room?: number): void {
     if (n <= 0) return;
-    for (const server of this.#d.waits.waiters.take(n, scope)) {
+    for (const server of this.#d.waits.waiters.take(n, scope, room)) {
       for (const m of this.#d.maintenances.byIndex('server', server))
         this.#d.waits.woken(uidOf(m), scope.budget);
       this.#d.enqueue(server, true);
@@ -88,7 +86,18 @@ export class Admitter {
   /** Tries the InMaintenance transition; returns a requeue delay, or undefined to use the plan's. */
   async attempt(serverName: string, attempt: Attempt): Promise<{ ms: number; reason: string } | undefined> {
     const { m, status } = attempt;
-    const full = this.#heldBackBy(serverName, uidOf(m));
+    const gang = gangReadiness(
+      m,
+      m.spec.gang ? this.#d.maintenances.byIndex(GANG_INDEX, gangIndexKey(m)[0]!) : [],
+    );
+    if (!gang.ready) {
+      // Not asked: the webhook would refuse GangIncomplete. The last member to get ready tries for all.
+      this.#d.metrics.attempts.inc({ result: 'held-back' });
+      await this.#recordDenial(attempt, 'GangIncomplete', gang.message);
+      return { ms: GANG_RECHECK_MS, reason: 'gang-waiting' };
+    }
+    const need = gangNeed(gang.others);
+    const full = this.#heldBackBy(serverName, uidOf(m), need);
     if (full) {
       this.#d.metrics.attempts.inc({ result: 'held-back' });
       const waits = await this.#denied(serverName, attempt, {
@@ -129,6 +138,13 @@ export class Admitter {
         { server: serverName, maintenance: nameOf(m), approval: m.status?.approval?.source ?? 'NotRequired' },
         'maintenance admitted: InMaintenance',
       );
+      // The gang's grants came with this one: its other members start now, not at their timers or a
+      // backoff from an earlier refusal (waiting it out, their grants would reach the ledger TTL).
+      for (const o of need) {
+        this.#d.waits.forget(uidOf(o));
+        this.#d.waits.waiters.remove(o.spec.serverRef.name);
+        this.#d.enqueue(o.spec.serverRef.name, true);
+      }
       // Look again at once: the taint value, park request and projection follow the new holder.
       return { ms: 0, reason: 'admitted' };
     } catch (e) {
@@ -172,6 +188,11 @@ export class Admitter {
    * server and every budget our cache shows holding one, now rather than at the ledger's TTL.
    */
   async #releaseUnused(serverName: string, m: ServerMaintenance, at: 'refused' | 'failed'): Promise<void> {
+    // A gang member's grant came with its gang's: once a member runs, the others' grants are theirs to
+    // use (dropping one would leave the gang holding part of a budget while it waits for room again);
+    // a retry finds it held, and the ledger TTL ends it if the member never starts.
+    const gang = m.spec.gang ? this.#d.maintenances.byIndex(GANG_INDEX, gangIndexKey(m)[0]!) : [];
+    if (gang.some((o) => uidOf(o) !== uidOf(m) && stateOf(o) === 'InMaintenance')) return;
     const labels = this.#d.servers.getByName(serverName)?.metadata.labels;
     const refs = new Map<string, BudgetRef>();
     for (const b of this.#d.sdbs.list())
@@ -190,10 +211,16 @@ export class Admitter {
    * HELD_BACK_MAX (admission-waits.ts) hold-backs in a row the webhook is asked anyway: a cache that is wrong in a way we
    * cannot see (a BMC outage this controller does not watch) delays a maintenance, it does not strand it.
    */
-  #heldBackBy(serverName: string, uid: string): FullBudget | undefined {
+  #heldBackBy(serverName: string, uid: string, gang: readonly ServerMaintenance[]): FullBudget | undefined {
     const server = this.#d.servers.getByName(serverName);
     if (!server || serverUnavailableReason(server)) return undefined;
-    const full = fullBudget(this.#d.sdbs.list(), server.metadata.labels, uid);
+    // The whole gang's need: its members' servers, each counted in its own domain; one unavailable
+    // already needs no room (as for the server tried).
+    const members = gang.flatMap((o) => {
+      const s = this.#d.servers.getByName(o.spec.serverRef.name);
+      return s && serverUnavailableReason(s) ? [] : [{ labels: s?.metadata.labels, uid: uidOf(o) }];
+    });
+    const full = fullBudget(this.#d.sdbs.list(), server.metadata.labels, uid, members);
     if (!full) return undefined;
     return this.#d.waits.holdBack(uid) ? full : undefined;
   }

@@ -26,13 +26,14 @@ import { withTypeMeta } from '../shared/writes.js';
 import { isDeleting, stateOf, uidOf } from '../../contract/lifecycle.js';
 import { qualified } from '../../contract/names.js';
 import { DecisionLog } from '../../lib/log-sampling.js';
-import { changedGrantServers, slotsFreedByDomain } from './waiters.js';
+import { budgetRoom, changedGrantServers, slotsFreedByDomain } from './waiters.js';
 import { MaintenanceMetrics, type StateSnapshot } from './metrics.js';
 import { enteredStateAt } from './decide/classify.js';
 import { parseTime } from '../../contract/time.js';
 import { AdmissionWaits } from './admission-waits.js';
 import { PlanWriter } from './plan-writer.js';
 import { Admitter } from './admitter.js';
+import { GANG_INDEX, gangIndexKey } from './gang.js';
 import { refKey, refOf, type AnyBudget } from '../../contract/budgets.js';
 import { decideServer } from './decide/server.js';
 import { type DecideOptions, type GrantHolding, type ServerPlan } from './decide/model.js';
@@ -92,7 +93,7 @@ export class MaintenanceReconciler {
     // No reader of these caches needs managedFields (a third of a Server's bytes or more).
     const transform = withoutManagedFields;
     this.#maintenances = mgr.informer<ServerMaintenance>(ServerMaintenanceResource, {
-      indexers: { server: (m) => [m.spec.serverRef.name] },
+      indexers: { server: (m) => [m.spec.serverRef.name], [GANG_INDEX]: gangIndexKey },
       transform,
     });
     this.#servers = mgr.informer<Server>(ServerResource, { transform });
@@ -183,7 +184,11 @@ export class MaintenanceReconciler {
       if (!after) this.#admitter.wake(this.#waits.waiters.waitingFor({ budget }), { budget });
       else if (before)
         for (const { domain, freed } of slotsFreedByDomain(before, after))
-          this.#admitter.wake(freed, domain === undefined ? { budget } : { budget, domain });
+          this.#admitter.wake(
+            freed,
+            domain === undefined ? { budget } : { budget, domain },
+            budgetRoom(after),
+          );
     };
     for (const inf of [this.#sdbs, this.#scdbs] as Informer<AnyBudget>[]) {
       inf.on({

@@ -5,8 +5,6 @@ import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermai
 import {
   BudgetWaiters,
   budgetRoom,
-  fullBudget,
-  fullBudgetMessage,
   keepsWokenSlot,
   passesOnWokenSlot,
   retryAfterDenial,
@@ -16,6 +14,7 @@ import {
   slotsFreed,
   slotsFreedByDomain,
 } from './waiters.js';
+import { fullBudget, fullBudgetMessage } from './hold-back.js';
 import { KubeApiError, type KubeStatus } from '../../lib/kube/errors.js';
 
 const grants = (...uids: string[]) => uids.map((maintenanceUID) => ({ maintenanceUID }));

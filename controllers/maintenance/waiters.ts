@@ -7,12 +7,7 @@
 // budget must not go to a maintenance its tenant's budget still refuses, while the one the fleet budget
 // refused sleeps.
 import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermaintenance.js';
-import type { LabelSelector } from '../../api/schema/common.js';
-import { roomIn, type Room } from '../../contract/budget-room.js';
-import { describeBudget } from '../../contract/budgets.js';
-import { matchesSelector } from '../../contract/selectors.js';
 import { compareQueueKeys, queueKey, type QueueKey } from '../../contract/lifecycle.js';
-import { domainOf } from '../../contract/availability.js';
 import { Codes } from '../../contract/codes.js';
 
 interface Waiter {
@@ -22,6 +17,10 @@ interface Waiter {
   budget: string | undefined;
   /** The server's topology domain in that budget ("" without a topologyKey). */
   domain: string | undefined;
+  /** Slots its attempt takes: 1, or its gang's size (a gang is granted whole). */
+  need: number;
+  /** Its gang (namespace/name): one woken member tries for all of them. */
+  gang: string | undefined;
 }
 
 /** Which waiters a release may wake: those of `budget` (in `domain`, when known), and those nobody named. */
@@ -37,16 +36,22 @@ const inScope = (w: Waiter, { budget, domain }: WakeScope) =>
 
 export class BudgetWaiters {
   readonly #waiting = new Map<string, Waiter>();
+  /** Waiters in a gang: without any, a release's few slots are taken by a scan, not a sort. */
+  #gangs = 0;
 
   /**
    * Records that `server` waits for room in `budget` (refKey; undefined: unknown), in the server's
    * `domain` of it, for maintenance `m`.
    */
   add(server: string, m: ServerMaintenance, budget?: string, domain?: string): void {
-    this.#waiting.set(server, { key: queueKey(m), budget, domain });
+    const gang = m.spec.gang ? `${m.metadata.namespace ?? ''}/${m.spec.gang.name}` : undefined;
+    this.remove(server);
+    if (gang) this.#gangs++;
+    this.#waiting.set(server, { key: queueKey(m), budget, domain, need: m.spec.gang?.size ?? 1, gang });
   }
 
   remove(server: string): void {
+    if (this.#waiting.get(server)?.gang) this.#gangs--;
     this.#waiting.delete(server);
   }
 
@@ -59,10 +64,11 @@ export class BudgetWaiters {
   }
 
   /** The first `n` servers in queue order of their maintenance among those in `scope`; they leave the set. */
-  take(n: number, scope: WakeScope = {}): string[] {
+  take(n: number, scope: WakeScope = {}, room?: number): string[] {
     if (n <= 0 || this.#waiting.size === 0) return [];
     const eligible = (w: Waiter) => inScope(w, scope);
     const taken: string[] = [];
+    if (this.#gangs > 0) return this.#takeFitting(n, eligible, Math.max(n, room ?? n));
     // A release frees one or two slots: a scan per slot is O(waiters), where a sort was O(w log w).
     if (n <= 4) {
       for (let i = 0; i < n; i++) {
@@ -70,7 +76,7 @@ export class BudgetWaiters {
         for (const e of this.#waiting)
           if (eligible(e[1]) && (!first || compareQueueKeys(e[1].key, first[1].key) < 0)) first = e;
         if (!first) break;
-        this.#waiting.delete(first[0]);
+        this.remove(first[0]);
         taken.push(first[0]);
       }
       return taken;
@@ -80,9 +86,38 @@ export class BudgetWaiters {
       .sort(([, a], [, b]) => compareQueueKeys(a.key, b.key))
       .slice(0, n);
     for (const [server] of order) {
-      this.#waiting.delete(server);
+      this.remove(server);
       taken.push(server);
     }
+    return taken;
+  }
+
+  /**
+   * In queue order, the waiters whose need fits the slots left: a gang is woken only when its whole
+   * need fits the budget's room (woken for less, it would be held back and the slot lost until its
+   * timer), so a gang whose room came one release at a time is woken by the release that completes
+   * it; single waiters take no more than the `n` slots freed. One member
+   * per gang is woken, and its gang's other waiters leave the set: its grant covers them all, and the
+   * controller then looks at their servers at once.
+   */
+  #takeFitting(n: number, eligible: (w: Waiter) => boolean, room: number): string[] {
+    const order = [...this.#waiting]
+      .filter(([, w]) => eligible(w))
+      .sort(([, a], [, b]) => compareQueueKeys(a.key, b.key));
+    const taken: string[] = [];
+    const gangsTaken = new Set<string>();
+    let [left, roomLeft] = [n, room];
+    for (const [server, w] of order) {
+      if (left <= 0 || roomLeft <= 0) break;
+      if (w.gang && gangsTaken.has(w.gang)) continue;
+      if (w.need > (w.gang ? roomLeft : left)) continue;
+      left -= w.need;
+      roomLeft -= w.need;
+      taken.push(server);
+      if (w.gang) gangsTaken.add(w.gang);
+    }
+    for (const server of taken) this.remove(server);
+    for (const [server, w] of [...this.#waiting]) if (w.gang && gangsTaken.has(w.gang)) this.remove(server);
     return taken;
   }
 
@@ -286,106 +321,12 @@ export function changedGrantServers(before: Ledger | undefined, after: Ledger | 
   return changed;
 }
 
-interface FleetBudgetLike {
-  metadata: { name?: string };
-  spec: {
-    serverSelector?: LabelSelector;
-    topologyKey?: string;
-    paused?: boolean;
-    maxUnavailable?: number | string;
-  };
-  status?: {
-    grants?: { maintenanceUID: string; domain?: string }[];
-    domains?: { name: string; expected?: number; unavailable?: number; granted?: number }[];
-  };
-}
-
-/** A fleet budget with no room for one more server, as its cached ledger and last count show. */
-export interface FullBudget {
-  name: string;
-  domain: string;
-  paused: boolean;
-  inUse: number;
-  allowed: number;
-  expected: number;
-  maxUnavailable: number | string | undefined;
-}
-
-/**
- * The first fleet budget selecting the server whose cached ledger has no room in the server's domain,
- * or undefined. In use = what the budget controller last counted unavailable in the domain, plus the
- * grants written since; allowed = maxUnavailable of the domain's expected servers, rounded as the
- * webhook does. A maintenance asks the webhook only when no budget is full: a refusal the cache already
- * predicts is a write, two admission reviews and a budget read for nothing. The cache may lag either
- * way; the webhook decides, and the release that makes room wakes the waiters. The caller skips this
- * for a server that is unavailable already (the webhook admits those without room). A budget that
- * already holds this maintenance's grant, one not counted yet, and claim budgets (this controller
- * does not cache claims) never block here.
- */
-export function fullBudget(
-  budgets: readonly FleetBudgetLike[],
-  labels: Record<string, string> | undefined,
-  maintenanceUID: string,
-): FullBudget | undefined {
-  for (const b of budgets) {
-    const full = matchesSelector(b.spec.serverSelector, labels)
-      ? noRoom(b, labels, maintenanceUID)
-      : undefined;
-    if (full) return full;
-  }
-  return undefined;
-}
-
-/**
- * A fleet budget's count in the server's domain: in use (what the budget controller last counted
- * unavailable, plus the grants written since) and allowed. Undefined when the budget does not hold
- * the server back: it holds this maintenance's grant already, or has not counted the domain yet.
- */
-function domainCount(
-  b: FleetBudgetLike,
-  labels: Record<string, string> | undefined,
-  maintenanceUID: string,
-): ({ domain: string; expected: number } & Room) | undefined {
-  const grants = b.status?.grants ?? [];
-  if (grants.some((g) => g.maintenanceUID === maintenanceUID)) return undefined;
-  const domain = domainOf({ metadata: { labels } }, b.spec.topologyKey);
-  const d = b.status?.domains?.find((x) => x.name === domain);
-  if (!d) return undefined;
-  const expected = d.expected ?? 0;
-  const held = grants.filter((g) => (g.domain ?? '') === domain).length;
-  const room = roomIn(b.spec.maxUnavailable, expected, (d.unavailable ?? 0) + held - (d.granted ?? 0));
-  return { domain, expected, ...room };
-}
-
-/** The budget as a FullBudget when it has no room for the server's domain (see fullBudget). */
-function noRoom(
-  b: FleetBudgetLike,
-  labels: Record<string, string> | undefined,
-  maintenanceUID: string,
-): FullBudget | undefined {
-  const count = domainCount(b, labels, maintenanceUID);
-  if (!count) return undefined;
-  const paused = b.spec.paused === true;
-  if (!paused && count.left >= 1) return undefined;
-  const { left: _left, ...figures } = count;
-  return { name: b.metadata.name ?? '', paused, maxUnavailable: b.spec.maxUnavailable, ...figures };
-}
-
-/** The waiting message for a held-back attempt, worded like the webhook's refusal. */
-export function fullBudgetMessage(f: FullBudget): string {
-  const which = describeBudget({ kind: 'ServerDisruptionBudget', name: f.name }, f.domain);
-  if (f.paused) return `${which} is paused (as cached); waiting for it to resume`;
-  return (
-    `${which}: ${f.inUse} unavailable, ${f.allowed} allowed (maxUnavailable ` +
-    `${JSON.stringify(f.maxUnavailable)} of ${f.expected} servers; as cached, waiting for a release)`
-  );
-}
-
 /**
  * Codes of the eviction rule, the admission step that reserves budget room: it refuses before it
  * reserves, or undoes its own reservation when a later budget of the same review refuses.
  */
 const RESERVING_RULE_CODES: ReadonlySet<string> = new Set([
+  Codes.GANG_INCOMPLETE,
   Codes.APPROVAL_MISSING,
   Codes.NOT_BEFORE,
   Codes.DEFERRED,

@@ -63,7 +63,11 @@ export function maintenanceObject(
       // (forced), the garbage collector still ends the hold.
       ownerReferences: [ownedBy('MaintenancePipelineRun', name, run.metadata.uid ?? '', false)],
     },
-    spec: runMaintenanceSpec(run.spec.pipelineRef.name, spec, server),
+    // The run is one BMC's: its uid names the gang of its servers.
+    spec: runMaintenanceSpec(run.spec.pipelineRef.name, spec, server, {
+      name: (run.metadata.uid ?? name).toLowerCase().slice(0, 63),
+      size: Math.max(1, run.spec.serverRefs?.length ?? 1),
+    }),
   };
 }
 

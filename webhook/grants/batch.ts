@@ -1,4 +1,5 @@
-// Grants written in batches, one compare-and-swap per budget for every reservation waiting on it.
+// Grants written in batches, one compare-and-swap per budget for every reservation waiting on it. A
+// reservation is one maintenance's entry, or a gang's entries: judged together, written together.
 import { Batcher } from '../../lib/batcher.js';
 import { refKey, type AnyBudget } from '../../contract/budgets.js';
 import { compareAndSwap } from '../../contract/ledger/cas.js';
@@ -9,18 +10,67 @@ import {
   ledgerEntry,
   stepFor,
   storeDenial,
-  type BudgetReservation,
-  type GrantPlan,
+  type BudgetStep,
+  type MemberReservation,
   type Run,
   type StepOutcome,
 } from './plan.js';
 
-/** One reservation waiting for its budget's next write. */
+/** One reservation waiting for its budget's next write: a maintenance's entry, or its gang's. */
 interface Reservation {
-  plan: GrantPlan;
-  r: BudgetReservation;
-  finished: ReadonlySet<string>;
+  entries: readonly MemberReservation[];
   run: Run;
+}
+
+type LedgerGrants = NonNullable<NonNullable<AnyBudget['status']>['grants']>;
+
+/**
+ * Judges a reservation's entries one after the other on `grants` (the ledger as the ones before left
+ * it), appending or renewing each; the first refusal undoes the reservation's own changes and is its
+ * step. Each member is judged by the one room rule (judgeRoom) on a ledger that already counts the
+ * members before it, so a gang's room is judged for all of it, per domain.
+ */
+function judgeReservation(
+  next: AnyBudget,
+  grants: LedgerGrants,
+  entries: readonly MemberReservation[],
+  now: Date,
+): StepOutcome {
+  // A lone entry changes nothing before its refusal: only a gang needs the ledger as it was.
+  const before = entries.length > 1 ? grants.slice() : undefined;
+  let wrote = false;
+  for (const e of entries) {
+    const step = stepFor(judgeRoom(next, e.plan, e.r, e.finished), e.r);
+    if (step.kind === 'denied') {
+      if (before) grants.splice(0, grants.length, ...before);
+      return step;
+    }
+    const uid = e.plan.maintenance.uid;
+    // A held grant is renewed by compare-and-swap rather than trusted as read: the budget controller
+    // may be expiring it by TTL right now, and its removal is a CAS too, so exactly one of the two
+    // writes wins and the loser re-reads (an expired entry is then granted afresh).
+    if (step.kind === 'held') {
+      const i = grants.findIndex((g) => g.maintenanceUID === uid);
+      grants[i] = { ...grants[i]!, grantedAt: now.toISOString() };
+    }
+    if (step.kind === 'written') {
+      grants.push(ledgerEntry(e.plan, e.r, now));
+      wrote = true;
+    }
+  }
+  return { kind: wrote ? 'written' : 'held' };
+}
+
+/** A dry run's verdict on one budget as read: what a write of these entries would do, writing nothing. */
+export function judgeEntries(
+  budget: AnyBudget,
+  entries: readonly MemberReservation[],
+  now: Date,
+): StepOutcome {
+  const next = structuredClone(budget);
+  const grants = [...(next.status?.grants ?? [])];
+  next.status = { ...next.status, grants };
+  return judgeReservation(next, grants, entries, now);
 }
 
 /**
@@ -39,18 +89,9 @@ function judgeBatch(
   next.status = { ...next.status, grants };
   const steps: StepOutcome[] = [];
   for (const p of batch) {
-    const step = stepFor(judgeRoom(next, p.plan, p.r, p.finished), p.r);
+    const step = judgeReservation(next, grants, p.entries, now);
     if (step.kind === 'denied' && !fresh) return undefined;
     steps.push(step);
-    const uid = p.plan.maintenance.uid;
-    // A held grant is renewed by compare-and-swap rather than trusted as read: the budget controller
-    // may be expiring it by TTL right now, and its removal is a CAS too, so exactly one of the two
-    // writes wins and the loser re-reads (an expired entry is then granted afresh).
-    if (step.kind === 'held') {
-      const i = grants.findIndex((g) => g.maintenanceUID === uid);
-      grants[i] = { ...grants[i]!, grantedAt: now.toISOString() };
-    }
-    if (step.kind === 'written') grants.push(ledgerEntry(p.plan, p.r, now));
   }
   return steps.some((x) => x.kind !== 'denied') ? { steps, next } : { steps };
 }
@@ -63,7 +104,7 @@ function judgeBatch(
  */
 async function writeBatch(store: BudgetStore, batch: readonly Reservation[]): Promise<StepOutcome[]> {
   const first = batch[0]!; // the oldest: its deadline bounds the batch; options are the grantor's
-  const { ref } = first.r;
+  const { ref } = first.entries[0]!.r;
   const o = first.run.o;
   const each = (f: (p: Reservation) => StepOutcome) => batch.map(f);
   let judged: { steps: StepOutcome[]; next?: AnyBudget } | undefined;
@@ -93,11 +134,12 @@ async function writeBatch(store: BudgetStore, batch: readonly Reservation[]): Pr
     },
     failed: (e, during) =>
       during === 'read'
-        ? each((p) => ({ kind: 'denied', denial: storeDenial(p.r, e) }))
+        ? each((p) => ({ kind: 'denied', denial: storeDenial(p.entries[0]!.r, e) }))
         : judged!.steps.map((x, i) =>
-            x.kind === 'denied' ? x : { kind: 'denied', denial: storeDenial(batch[i]!.r, e) },
+            x.kind === 'denied' ? x : { kind: 'denied', denial: storeDenial(batch[i]!.entries[0]!.r, e) },
           ),
-    exhausted: () => each((p) => ({ kind: 'denied', denial: conflictDenial(p.r, o.maxAttempts) })),
+    exhausted: () =>
+      each((p) => ({ kind: 'denied', denial: conflictDenial(p.entries[0]!.r, o.maxAttempts) })),
   });
 }
 
@@ -117,22 +159,18 @@ export class BudgetBatches {
     this.#store = store;
   }
 
-  reserve(
-    plan: GrantPlan,
-    r: BudgetReservation,
-    run: Run,
-    finished: ReadonlySet<string>,
-  ): Promise<StepOutcome> {
-    const key = refKey(r.ref);
+  /** Reserves a plan's entries in one budget, all or none, in the budget's next write. */
+  reserve(step: BudgetStep, run: Run): Promise<StepOutcome> {
+    const key = refKey(step.ref);
     let batcher = this.#budgets.get(key);
     if (!batcher) {
       batcher = new Batcher((batch) =>
         writeBatch(this.#store, batch).catch((e: unknown) =>
-          batch.map((p): StepOutcome => ({ kind: 'denied', denial: storeDenial(p.r, e) })),
+          batch.map((p): StepOutcome => ({ kind: 'denied', denial: storeDenial(p.entries[0]!.r, e) })),
         ),
       );
       this.#budgets.set(key, batcher);
     }
-    return batcher.submit({ plan, r, run, finished });
+    return batcher.submit({ entries: step.entries, run });
   }
 }

@@ -6,7 +6,7 @@
 import type { LedgerEntry } from '../../api/maintenance/v1alpha1/servermaintenance.js';
 import { errorMessage } from '../../lib/errors.js';
 import { roomIn } from '../../contract/budget-room.js';
-import { describeBudget, type AnyBudget, type BudgetRef } from '../../contract/budgets.js';
+import { describeBudget, refKey, type AnyBudget, type BudgetRef } from '../../contract/budgets.js';
 import { Codes, type Code } from '../../contract/codes.js';
 import { qualified } from '../../contract/names.js';
 import type { BudgetCensus } from '../world.js';
@@ -28,6 +28,64 @@ export interface GrantPlan {
   ledgerCap: number;
   /** uids of maintenances on this server that are finished: their leftover grants do not hold it. */
   finishedOnServer: readonly string[];
+  /**
+   * The other members of this maintenance's gang that still need a grant (spec.gang). Their entries
+   * go into each budget with this plan's, in the same write, or none of them do.
+   */
+  members?: GrantPlan[];
+}
+
+/** One member's reservation in one budget: what a ledger write judges and appends. */
+export interface MemberReservation {
+  plan: GrantPlan;
+  r: BudgetReservation;
+  finished: ReadonlySet<string>;
+}
+
+/** One budget's part of a plan: the budget, and each member's reservation in it (one without a gang). */
+export interface BudgetStep {
+  ref: BudgetRef;
+  entries: MemberReservation[];
+}
+
+const KIND_ORDER: Record<BudgetRef['kind'], number> = {
+  ServerDisruptionBudget: 0,
+  ServerClaimDisruptionBudget: 1,
+};
+
+/** Fleet budgets by name, then tenant budgets by namespace/name: the order every plan reserves in. */
+function refOrder(a: BudgetRef, b: BudgetRef): number {
+  return (
+    KIND_ORDER[a.kind] - KIND_ORDER[b.kind] ||
+    (a.namespace ?? '').localeCompare(b.namespace ?? '') ||
+    a.name.localeCompare(b.name)
+  );
+}
+
+/** The maintenances a plan grants together: its own, then its gang's other members. */
+export const planMembers = (plan: GrantPlan): GrantPlan[] => [plan, ...(plan.members ?? [])];
+
+/**
+ * The budgets a plan reserves, in a fixed order so two gangs competing for the same budgets take them
+ * in the same sequence, each with every member's reservation in it. A plan without a gang keeps its
+ * own reservation order (rules/eviction.ts sorts it the same way).
+ */
+export function budgetSteps(plan: GrantPlan): BudgetStep[] {
+  if (!plan.members?.length) {
+    const finished = new Set(plan.finishedOnServer);
+    return plan.reservations.map((r) => ({ ref: r.ref, entries: [{ plan, r, finished }] }));
+  }
+  const steps = new Map<string, BudgetStep>();
+  for (const p of planMembers(plan)) {
+    const finished = new Set(p.finishedOnServer);
+    for (const r of p.reservations) {
+      const key = refKey(r.ref);
+      let step = steps.get(key);
+      if (!step) steps.set(key, (step = { ref: r.ref, entries: [] }));
+      step.entries.push({ plan: p, r, finished });
+    }
+  }
+  return [...steps.values()].sort((a, b) => refOrder(a.ref, b.ref));
 }
 
 export interface BudgetDenial {

@@ -6,14 +6,17 @@
 import { allow, BUDGET_CAUSE, deny, type Decision } from '../../contract/denial.js';
 import { refKey, type AnyBudget, type BudgetRef } from '../../contract/budgets.js';
 import type { BudgetStore } from '../../contract/ledger/port.js';
-import { BudgetBatches } from './batch.js';
+import { BudgetBatches, judgeEntries } from './batch.js';
 import { releaseGrants } from './release.js';
 import {
+  budgetSteps,
   judgeRoom,
+  planMembers,
   Run,
   stepFor,
   storeDenial,
   type BudgetReservation,
+  type BudgetStep,
   type GrantFunction,
   type GrantOptions,
   type GrantPlan,
@@ -33,29 +36,34 @@ async function readBudget(
   }
 }
 
+/** What writing a step's entries into this budget would do (a gang's judged together). */
+function judgeStep(budget: AnyBudget, step: BudgetStep, now: Date): StepOutcome {
+  const [only] = step.entries;
+  if (step.entries.length > 1) return judgeEntries(budget, step.entries, now);
+  return stepFor(judgeRoom(budget, only!.plan, only!.r, only!.finished), only!.r);
+}
+
 /** A dry run's look at one budget: the cached copy when it admits, else a fresh read decides. */
-async function checkOne(
-  store: BudgetStore,
-  plan: GrantPlan,
-  r: BudgetReservation,
-  run: Run,
-  finished: ReadonlySet<string>,
-): Promise<StepOutcome> {
-  const copy = store.peek?.(r.ref);
+async function checkOne(store: BudgetStore, step: BudgetStep, run: Run): Promise<StepOutcome> {
+  const copy = store.peek?.(step.ref);
+  const now = run.o.clock();
   if (copy) {
     run.attemptsCount.attempts++;
-    const step = stepFor(judgeRoom(copy, plan, r, finished), r);
-    if (step.kind !== 'denied') return step;
+    const outcome = judgeStep(copy, step, now);
+    if (outcome.kind !== 'denied') return outcome;
   }
   run.attemptsCount.attempts++;
-  const read = await readBudget(store, r);
+  const read = await readBudget(store, step.entries[0]!.r);
   if ('denied' in read) return read.denied;
-  return read.budget ? stepFor(judgeRoom(read.budget, plan, r, finished), r) : { kind: 'gone' };
+  return read.budget ? judgeStep(read.budget, step, now) : { kind: 'gone' };
 }
 
 /**
  * Takes room in every budget of the plan, or in none: grants written or renewed by this call are
  * released when a later budget refuses (a release that fails is left to the budget controller's TTL).
+ * A plan with gang members takes each budget's room for all of them in one write, or none, and a
+ * later refusal releases every member's grants this call wrote or renewed: a gang holds all of its
+ * slots or none of them.
  * Idempotent: a budget whose ledger already holds this maintenance uid counts as reserved; its entry's
  * grantedAt is renewed by compare-and-swap, so a concurrent TTL expiry cannot leave an admitted
  * maintenance without a ledger entry. Dry run: checks room, writes nothing. Without `batches`, this
@@ -71,17 +79,16 @@ export async function reserveGrants(
   const run = new Run(options);
   const written: BudgetRef[] = [];
   const alreadyHeld: BudgetRef[] = [];
-  const finished = new Set(plan.finishedOnServer);
-  for (const r of plan.reservations) {
-    const outcome = dryRun
-      ? await checkOne(store, plan, r, run, finished)
-      : await batches.reserve(plan, r, run, finished);
+  for (const step of budgetSteps(plan)) {
+    const outcome = dryRun ? await checkOne(store, step, run) : await batches.reserve(step, run);
     if (outcome.kind === 'denied') {
       // Renewed grants go too: this maintenance is not InMaintenance (else no eviction review would
-      // ask), so a grant kept for it would only hold a slot others could use.
+      // ask), nor is any member the plan carries, so a grant kept for one would only hold a slot
+      // others could use.
+      const uids = planMembers(plan).map((p) => p.maintenance.uid);
       const undo = dryRun
         ? { released: [], failed: [] }
-        : await releaseGrants(store, [...alreadyHeld, ...written], plan.maintenance.uid, options);
+        : await releaseGrants(store, [...alreadyHeld, ...written], uids, options);
       return {
         granted: false,
         dryRun,
@@ -91,8 +98,8 @@ export async function reserveGrants(
         ...run.attemptsCount,
       };
     }
-    if (outcome.kind === 'written') written.push(r.ref);
-    if (outcome.kind === 'held') alreadyHeld.push(r.ref);
+    if (outcome.kind === 'written') written.push(step.ref);
+    if (outcome.kind === 'held') alreadyHeld.push(step.ref);
   }
   return { granted: true, dryRun, written, alreadyHeld, ...run.attemptsCount };
 }
@@ -105,17 +112,18 @@ export async function reserveGrants(
  */
 export function dryRunOnCopies(store: BudgetStore, plan: GrantPlan): GrantResult | undefined {
   if (!store.peek) return undefined;
-  const finished = new Set(plan.finishedOnServer);
+  const steps = budgetSteps(plan);
+  const now = new Date();
   const written: BudgetRef[] = [];
   const alreadyHeld: BudgetRef[] = [];
-  for (const r of plan.reservations) {
-    const budget = store.peek(r.ref);
+  for (const step of steps) {
+    const budget = store.peek(step.ref);
     if (!budget) return undefined;
-    const room = judgeRoom(budget, plan, r, finished);
-    if (room.kind === 'denied') return undefined;
-    (room.kind === 'present' ? alreadyHeld : written).push(r.ref);
+    const outcome = judgeStep(budget, step, now);
+    if (outcome.kind === 'denied') return undefined;
+    (outcome.kind === 'held' ? alreadyHeld : written).push(step.ref);
   }
-  const looks = { attempts: plan.reservations.length, conflicts: 0, retries: 0 };
+  const looks = { attempts: steps.length, conflicts: 0, retries: 0 };
   return { granted: true, dryRun: true, written, alreadyHeld, ...looks };
 }
 

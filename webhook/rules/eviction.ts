@@ -22,6 +22,7 @@ import { parseTime } from '../../contract/time.js';
 import { qualified } from '../../contract/names.js';
 import { approvalVerdict } from '../../contract/approval.js';
 import { type BudgetReservation, type GrantPlan } from '../grants/plan.js';
+import { gangMembers } from './gang.js';
 
 // ---------------------------------------------------------------- the decision
 
@@ -151,6 +152,7 @@ function buildPlan(
   return {
     maintenance: {
       uid: m.metadata.uid ?? '',
+      // The reviewed object's metadata, or the request's: a gang member's is its own.
       namespace: m.metadata.namespace ?? request.namespace ?? '',
       name: m.metadata.name ?? request.name ?? '',
     },
@@ -170,7 +172,7 @@ const decided = (decision: Decision): EvictionOutcome => ({ kind: 'decision', de
  * exclusivity. Returns either a final decision or the GrantPlan to execute.
  */
 export function decideEviction(input: RuleInput): EvictionOutcome {
-  const { request, world, policy, now } = input;
+  const { request, policy } = input;
   if (!isInMaintenanceTransition(input)) return decided(allow());
   // Checked here too (contract.ts checks it for every status write): a grant must never be written for
   // a write that another validator will refuse, or anybody could drain a budget for a TTL.
@@ -184,6 +186,19 @@ export function decideEviction(input: RuleInput): EvictionOutcome {
     );
   }
   const m = objects<ServerMaintenance>(request).object!;
+  const outcome = decideMember(input, m);
+  if (outcome.kind !== 'grant' || !m.spec.gang) return outcome;
+  const members = gangMembers(input, m, decideMember);
+  return 'members' in members ? { ...outcome, plan: { ...outcome.plan, members: members.members } } : members;
+}
+
+/**
+ * Whether one maintenance may start now, up to the budgets: server and claim known, approval, notBefore,
+ * window, exclusivity. Asked of the maintenance whose write is reviewed and of each of its gang's
+ * other members, so a gang is granted only when every member could start.
+ */
+function decideMember(input: RuleInput, m: ServerMaintenance): EvictionOutcome {
+  const { world, policy, now } = input;
   const serverName = m.spec.serverRef.name;
   const server = world.getServer(serverName);
   if (!server)

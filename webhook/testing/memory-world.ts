@@ -7,7 +7,7 @@ import type { ServerMaintenance } from '../../api/maintenance/v1alpha1/servermai
 import type { ServerDisruptionBudget } from '../../api/maintenance/v1alpha1/serverdisruptionbudget.js';
 import type { ServerClaimDisruptionBudget } from '../../api/maintenance/v1alpha1/serverclaimdisruptionbudget.js';
 import { matchesSelector } from '../../contract/selectors.js';
-import { type BudgetCensus, type WorldView } from '../world.js';
+import { gangKey, type BudgetCensus, type WorldView } from '../world.js';
 import { domainOf, serverUnavailableReason } from '../../contract/availability.js';
 
 export interface WorldContents {
@@ -34,6 +34,7 @@ export class MemoryWorld implements WorldView {
   readonly #bmcs = new Map<string, BMC>();
   readonly #claimsByServer = new Map<string, ServerClaim[]>();
   readonly #maintenancesByServer = new Map<string, ServerMaintenance[]>();
+  readonly #maintenancesByGang = new Map<string, ServerMaintenance[]>();
   readonly #serverBudgets: ServerDisruptionBudget[];
   readonly #claimBudgets: ServerClaimDisruptionBudget[];
 
@@ -54,6 +55,7 @@ export class MemoryWorld implements WorldView {
   #addMaintenance(m: ServerMaintenance): void {
     this.#maintenances.set(nsKey(m.metadata.namespace, m.metadata.name), m);
     push(this.#maintenancesByServer, m.spec.serverRef.name, m);
+    if (m.spec.gang) push(this.#maintenancesByGang, gangKey(m.metadata.namespace, m.spec.gang.name), m);
   }
 
   getServer(name: string) {
@@ -70,6 +72,9 @@ export class MemoryWorld implements WorldView {
   }
   maintenancesByServer(server: string) {
     return this.#maintenancesByServer.get(server) ?? [];
+  }
+  maintenancesByGang(namespace: string, gang: string) {
+    return this.#maintenancesByGang.get(gangKey(namespace, gang)) ?? [];
   }
   serverBudgetsFor(server: string) {
     const s = this.#servers.get(server);

@@ -98,15 +98,19 @@ const claim = fc
     spec: { power: 'On', image: 'os:1', ...(s ? { serverRef: { name: s } } : {}) },
   }));
 
+/** Gangs the maintenances may belong to (the webhook indexes them by namespace and name). */
+export const GANGS = ['g0', 'g1'] as const;
+
 const maintenance = fc
   .record({
     name: fc.constantFrom(...MAINTENANCES),
     server: fc.constantFrom(...SERVERS, 's99'),
     state: maybe(fc.constantFrom('Pending', 'InMaintenance', 'Completed')),
+    gang: maybe(fc.constantFrom(...GANGS)),
   })
-  .map(({ name, server: s, state }): ServerMaintenance => ({
+  .map(({ name, server: s, state, gang }): ServerMaintenance => ({
     metadata: { name, namespace: 'ops', uid: `uid-${name}` },
-    spec: { serverRef: { name: s } },
+    spec: { serverRef: { name: s }, ...(gang ? { gang: { name: gang, size: 2 } } : {}) },
     ...(state ? { status: { state } } : {}),
   }));
 

@@ -95,36 +95,74 @@ export const MaintenanceBootImage = Type.Object(
   { 'x-kubernetes-validations': bootImageRules() },
 );
 
-export const ServerMaintenanceSpec = Type.Object({
-  serverRef: LocalObjectReference({
-    rules: [
-      { rule: "self.name != ''", message: 'serverRef.name must not be empty' },
-      { rule: 'self == oldSelf', message: 'serverRef is immutable' },
-    ],
-  }),
-  reason: Type.Optional(StringEnum(MaintenanceReasons, { default: 'Other' })),
-  class: Type.Optional(StringEnum(MaintenanceClasses, { default: 'Planned' })),
-  description: Type.Optional(Type.String({ maxLength: 1024, description: 'Free text shown to the tenant.' })),
-  priority: Type.Optional(
-    Int32({
-      default: 0,
-      minimum: 0,
-      maximum: PRIORITY_MAX,
-      description: 'Higher runs first among maintenances of one server; 0 (the default) to 1000000000.',
+/** Most members a gang may have: a BMC's servers (a chassis holds a few dozen at most). */
+export const GANG_SIZE_MAX = 256;
+
+export const MaintenanceGang = Type.Object(
+  {
+    name: Type.String({
+      minLength: 1,
+      maxLength: 63,
+      pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+      description: 'Name of the gang, shared by its members in this namespace (a DNS label).',
     }),
-  ),
-  approval: Type.Optional(ApprovalRequirements),
-  boot: Type.Optional(MaintenanceBootImage),
-  maxDuration: Type.Optional(
-    Duration({ description: 'Fail the maintenance if it is InMaintenance longer than this; unset: policy.' }),
-  ),
-  locatorLED: Type.Optional(KnownString(['Unknown', 'Lit', 'Blinking', 'Off'] as const)),
-  policy: Type.Optional(
-    StringEnum(LegacyPolicies, {
-      description: 'Deprecated: use approval.required. OwnerApproval = true, Enforced = false.',
+    size: Int32({
+      minimum: 1,
+      maximum: GANG_SIZE_MAX,
+      description: 'How many ServerMaintenances the gang has; none is admitted before all exist.',
     }),
-  ),
-});
+  },
+  {
+    description:
+      'Admitted together: no member enters InMaintenance unless every member can (a BMC behind which all servers must be down).',
+    'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'gang is immutable' }],
+  },
+);
+export type MaintenanceGang = Static<typeof MaintenanceGang>;
+
+const specRules = [
+  // The field's own rule fires only when both versions have it: adding or removing it is a spec rule.
+  { rule: 'has(self.gang) == has(oldSelf.gang)', message: 'gang is immutable', fieldPath: '.gang' },
+];
+
+export const ServerMaintenanceSpec = Type.Object(
+  {
+    serverRef: LocalObjectReference({
+      rules: [
+        { rule: "self.name != ''", message: 'serverRef.name must not be empty' },
+        { rule: 'self == oldSelf', message: 'serverRef is immutable' },
+      ],
+    }),
+    reason: Type.Optional(StringEnum(MaintenanceReasons, { default: 'Other' })),
+    class: Type.Optional(StringEnum(MaintenanceClasses, { default: 'Planned' })),
+    description: Type.Optional(
+      Type.String({ maxLength: 1024, description: 'Free text shown to the tenant.' }),
+    ),
+    priority: Type.Optional(
+      Int32({
+        default: 0,
+        minimum: 0,
+        maximum: PRIORITY_MAX,
+        description: 'Higher runs first among maintenances of one server; 0 (the default) to 1000000000.',
+      }),
+    ),
+    approval: Type.Optional(ApprovalRequirements),
+    boot: Type.Optional(MaintenanceBootImage),
+    maxDuration: Type.Optional(
+      Duration({
+        description: 'Fail the maintenance if it is InMaintenance longer than this; unset: policy.',
+      }),
+    ),
+    locatorLED: Type.Optional(KnownString(['Unknown', 'Lit', 'Blinking', 'Off'] as const)),
+    policy: Type.Optional(
+      StringEnum(LegacyPolicies, {
+        description: 'Deprecated: use approval.required. OwnerApproval = true, Enforced = false.',
+      }),
+    ),
+    gang: Type.Optional(MaintenanceGang),
+  },
+  { 'x-kubernetes-validations': specRules },
+);
 export type ServerMaintenanceSpec = Static<typeof ServerMaintenanceSpec>;
 
 export const BudgetRef = Type.Object({
