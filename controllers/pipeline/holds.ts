@@ -50,6 +50,8 @@ export function maintenanceObject(
   spec: MaintenancePipelineSpec,
   server: string,
   namespace: string,
+  /** The servers the run takes in this pass: its gang (all of them at the start, the drifted later). */
+  taking: number,
 ): ServerMaintenance {
   const name = run.metadata.name ?? '';
   return {
@@ -63,10 +65,13 @@ export function maintenanceObject(
       // (forced), the garbage collector still ends the hold.
       ownerReferences: [ownedBy('MaintenancePipelineRun', name, run.metadata.uid ?? '', false)],
     },
-    // The run is one BMC's: its uid names the gang of its servers.
+    // The run is one BMC's: its uid names the gang of the servers it takes together. Its size is
+    // this pass's, not the run's: a drift re-run takes only the drifted servers, and a gang sized for
+    // all of them would wait for members that are never requested (a pass's maintenances never meet
+    // the last pass's: a take waits until the one of the same name is gone).
     spec: runMaintenanceSpec(run.spec.pipelineRef.name, spec, server, {
       name: (run.metadata.uid ?? name).toLowerCase().slice(0, 63),
-      size: Math.max(1, run.spec.serverRefs?.length ?? 1),
+      size: Math.max(1, taking),
     }),
   };
 }
@@ -94,7 +99,7 @@ export function holdActions(
       else
         first.push({
           kind: 'createMaintenance',
-          maintenance: maintenanceObject(run, spec, server, namespace),
+          maintenance: maintenanceObject(run, spec, server, namespace, plan.take.length),
         });
     }
   }

@@ -57,6 +57,9 @@ describe('decideRun: the run holds its servers', () => {
     const m = w.maintenances.get('fleet-bmc-1-s1')!;
     expect(m.spec.reason).toBe('FirmwareUpdate');
     expect(m.metadata.labels?.['maintenance.metal.ironcore.dev/pipeline-run']).toBe(RUN);
+    // A BMC stage: the run's servers are one gang, admitted together.
+    expect(m.spec.gang?.size).toBe(2);
+    expect(w.maintenances.get('fleet-bmc-1-s2')!.spec.gang).toEqual(m.spec.gang);
   });
 
   it('runs every stage in order inside those two maintenances, then gives both back and removes the taints', () => {
@@ -199,6 +202,9 @@ describe('decideRun: drift', () => {
     w.settle();
     expect(w.run.status?.conditions?.find((c) => c.type === 'DriftDetected')?.status).toBe('True');
     expect([...w.maintenances.keys()]).toEqual(['fleet-bmc-1-s1']);
+    // The drift pass takes one server: a gang of one, which the webhook can complete (sized for the
+    // run's two servers, it would wait for a member never requested).
+    expect(w.maintenances.get('fleet-bmc-1-s1')!.spec.gang?.size).toBe(1);
     w.admitAll();
     w.settle();
     expect(w.children.get(child('bios-tune', 's1'))!.spec.driftPolicy).toBeUndefined();
