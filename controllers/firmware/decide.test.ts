@@ -430,18 +430,23 @@ describe('BIOSSettings', () => {
 
 describe('BIOSSettings that fail with values staged', () => {
   const attrs = { ProcTurboMode: 'Enabled' };
-  it('discards what it staged and no reset applied, then releases the maintenance', async () => {
+  /** ProcTurboMode=Disabled staged inside the maintenance by a BMC whose resets never apply it. */
+  function stagedAndStuck(): { c: FakeCluster; bmc: FakeBmc } {
     const c = new FakeCluster(
       'BIOSSettings',
       biosSettings([{ name: 'a', priority: 1, settings: { ProcTurboMode: 'Disabled' } }]),
       [server('srv-1')],
     );
     const bmc = new FakeBmc({ attributes: attrs });
-    // The reset never applies what is staged: the value stays pending until the reboot timeout.
     bmc.reset = async () => {
       await Promise.resolve();
       bmc.counters.resets++;
     };
+    return { c, bmc };
+  }
+  it('discards what it staged and no reset applied, then releases the maintenance', async () => {
+    // The reset never applies what is staged: the value stays pending until the reboot timeout.
+    const { c, bmc } = stagedAndStuck();
     let heldAtDiscard: number | undefined;
     const discard = bmc.discardStaged.bind(bmc);
     bmc.discardStaged = async (...args) => {
@@ -462,15 +467,7 @@ describe('BIOSSettings that fail with values staged', () => {
   });
 
   it('a discard the BMC refuses is not retried: the maintenance is released, the condition says what may remain', async () => {
-    const c = new FakeCluster(
-      'BIOSSettings',
-      biosSettings([{ name: 'a', priority: 1, settings: { ProcTurboMode: 'Disabled' } }]),
-      [server('srv-1')],
-    );
-    const bmc = new FakeBmc({ attributes: attrs });
-    bmc.reset = async () => {
-      await Promise.resolve();
-    };
+    const { c, bmc } = stagedAndStuck();
     let tries = 0;
     bmc.discardStaged = async () => {
       await Promise.resolve();

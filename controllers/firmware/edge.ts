@@ -98,6 +98,11 @@ function typed(value: string, current: unknown): unknown {
   return value;
 }
 
+/** The attribute resources of a target: the BIOS's one, or the BMC's (Manager, DellAttributes). */
+async function settingsStates(bmc: Bmc, target: Target): Promise<SettingsState[]> {
+  return target === 'BIOS' ? [await readBios(bmc)] : await readManagerAttributes(bmc);
+}
+
 export class RedfishFirmware implements FirmwarePort {
   readonly #o: RedfishFirmwareOptions;
   readonly #bmcs = new Map<string, Promise<Bmc>>();
@@ -189,8 +194,7 @@ export class RedfishFirmware implements FirmwarePort {
   }
 
   async #attributes(bmc: Bmc, target: Target, names: string[]): Promise<AttributeView> {
-    const states: SettingsState[] =
-      target === 'BIOS' ? [await readBios(bmc)] : await readManagerAttributes(bmc);
+    const states = await settingsStates(bmc, target);
     const current: Record<string, unknown> = {};
     const pending: Record<string, unknown> = {};
     for (const s of states) {
@@ -240,8 +244,7 @@ export class RedfishFirmware implements FirmwarePort {
 
   writeAttributes(access: BmcAccess, target: Target, attributes: Record<string, string>): Promise<void> {
     return this.#with(access, 'writeAttributes', async (bmc) => {
-      const states: SettingsState[] =
-        target === 'BIOS' ? [await readBios(bmc)] : await readManagerAttributes(bmc);
+      const states = await settingsStates(bmc, target);
       const current = Object.assign({}, ...states.map((s) => s.current)) as Record<string, unknown>;
       const values = Object.fromEntries(
         Object.entries(attributes).map(([k, v]) => [k, typed(v, current[k])]),
@@ -253,8 +256,7 @@ export class RedfishFirmware implements FirmwarePort {
 
   discardStaged(access: BmcAccess, target: Target, attributes: string[]): Promise<void> {
     return this.#with(access, 'discardStaged', async (bmc) => {
-      const states: SettingsState[] =
-        target === 'BIOS' ? [await readBios(bmc)] : await readManagerAttributes(bmc);
+      const states = await settingsStates(bmc, target);
       for (const state of states)
         await discardPending(bmc.client, state, attributes, { applyTime: 'OnReset' });
     });
